@@ -1,0 +1,14 @@
+"""replicaplan: how many replicas of a language model to keep on, and what that capacity costs.
+
+One module per idea; the chapters of the book import them.
+
+example    the running example (one world for every chapter)
+grid       the power-grid figures of the opening
+coldstart  T_start = machine + image + weights + warm-up; weight-loading tiers
+reserve    ramp and step reserves, scale to zero
+day        the simulated day and its policy table
+plots      figure functions
+cli        the ``replicaplan`` command
+"""
+
+__version__ = "0.1.0"

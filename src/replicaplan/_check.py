@@ -1,0 +1,72 @@
+"""Input checks shared by every module: one error message style for the whole package.
+
+Each helper raises ``ValueError`` naming the parameter and the range it must lie in, so a
+caller never gets a wrong number from bad input.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+
+import numpy as np
+
+
+def positive(name: str, value) -> float:
+    """Return ``value`` as a float after checking it is finite and > 0."""
+    x = _finite(name, value)
+    if x <= 0:
+        raise ValueError(f"{name} must be > 0, got {value!r}")
+    return x
+
+
+def non_negative(name: str, value) -> float:
+    """Return ``value`` as a float after checking it is finite and >= 0."""
+    x = _finite(name, value)
+    if x < 0:
+        raise ValueError(f"{name} must be >= 0, got {value!r}")
+    return x
+
+
+def fraction(name: str, value, *, low_open: bool = True, high_open: bool = False) -> float:
+    """Return ``value`` after checking it lies in the unit interval with the given openness.
+
+    The defaults check ``(0, 1]``, the range of a utilization or a target.
+    """
+    x = _finite(name, value)
+    lo_ok = x > 0 if low_open else x >= 0
+    hi_ok = x < 1 if high_open else x <= 1
+    if not (lo_ok and hi_ok):
+        interval = f"{'(' if low_open else '['}0, 1{')' if high_open else ']'}"
+        raise ValueError(f"{name} must lie in {interval}, got {value!r}")
+    return x
+
+
+def integer(name: str, value, *, minimum: int = 0) -> int:
+    """Return ``value`` as an int after checking it is an integer >= ``minimum``."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
+    if value < minimum:
+        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
+    return int(value)
+
+
+def rates(name: str, values) -> np.ndarray:
+    """Return ``values`` as a 1-d float array of finite, non-negative numbers (not empty)."""
+    arr = np.asarray(values, dtype=float)
+    if arr.ndim != 1 or arr.size == 0:
+        raise ValueError(f"{name} must be a non-empty 1-d sequence of rates, got shape {arr.shape}")
+    bad = ~np.isfinite(arr) | (arr < 0)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise ValueError(f"{name} must hold finite rates >= 0; element {i} is {arr[i]!r}")
+    return arr
+
+
+def _finite(name: str, value) -> float:
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise ValueError(f"{name} must be a real number, got {value!r}")
+    x = float(value)
+    if not math.isfinite(x):
+        raise ValueError(f"{name} must be finite, got {value!r}")
+    return x

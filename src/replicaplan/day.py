@@ -1,0 +1,273 @@
+"""The simulated day: one day of traffic, minute by minute, against an autoscaler with a startup delay.
+
+The traffic (requests/s per minute of the day) is a quiet night at 12 req/s, an afternoon hump
+that peaks at 60 req/s at 14:00, and an event at 21:00 that adds 30 req/s at once for 20 minutes.
+The hump is a squared, clipped parabola rather than an exponential, so the series is built from
+sums and products only and is the same bit for bit on every processor: the policy table depends
+on where ⌈λ/(ρ*μ*)⌉ changes value, and those boundaries must not move with the machine.
+
+The autoscaler of every policy follows the same rules:
+
+* it wants ``n(t) = ⌈λ(t) / (ρ* μ*)⌉ + reserve`` replicas, reading the exact traffic of the minute;
+  with the calendar it also reads the traffic ``startup`` minutes ahead and wants the larger;
+* a replica called at minute *t* is ready at minute *t + startup*;
+* it scales up at once, counting replicas already called as if they were there;
+* it scales down only to the maximum of the last ``scale_down_window_min`` recommendations, and
+  only when no replica is starting;
+* a replica is paid from the minute it is called (the GPU is rented while it boots).
+
+Each minute's excess λ − N_ready μ* is counted twice: as an *uncovered minute* (the excess lost
+that minute) and through a *backlog* carried to the next minute, which gives the *queued minutes*
+a real queue would see.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from . import _check
+from .example import EXAMPLE
+
+MINUTES_PER_DAY = 1440
+
+
+def reference_traffic(
+    *,
+    night_rps: float = EXAMPLE.min_rps,
+    peak_rps: float = EXAMPLE.peak_rps,
+    event_rps: float = EXAMPLE.event_rps,
+    event_start_min: int = 21 * 60,
+    event_minutes: int = EXAMPLE.event_minutes,
+) -> np.ndarray:
+    """The source's day: 1440 per-minute arrival rates in requests/s.
+
+    λ(m) = night + (peak − night) · max(0, 1 − x²)², x = (m − 840)/300, plus ``event_rps`` for
+    ``event_minutes`` minutes from ``event_start_min``. The hump is 600 minutes wide (09:00–19:00).
+    """
+    minute = np.arange(MINUTES_PER_DAY)
+    x = (minute - 14 * 60) / 300
+    hump = np.clip(1 - x**2, 0, None) ** 2
+    rate = night_rps + (peak_rps - night_rps) * hump
+    during_event = (minute >= event_start_min) & (minute < event_start_min + event_minutes)
+    return rate + event_rps * during_event
+
+
+def replicas_wanted(rate, capacity: float, target: float, reserve: int = 0):
+    """⌈λ / (ρ* μ*)⌉ + reserve: replicas that keep each one at the target utilization."""
+    return np.ceil(np.asarray(rate) / (target * capacity)).astype(int) + reserve
+
+
+@dataclass(frozen=True)
+class DayResult:
+    """What one policy did over the day. Arrays are per minute."""
+
+    rate: np.ndarray = field(repr=False)
+    """Arrivals, requests/s."""
+    capacity: float
+    """μ* of one replica, requests/s."""
+    ready: np.ndarray = field(repr=False)
+    """Replicas ready to serve."""
+    paid: np.ndarray = field(repr=False)
+    """Replicas paid: ready plus those still starting."""
+    wanted: np.ndarray = field(repr=False)
+    """The autoscaler's recommendation (equal to ``ready`` for a fixed fleet)."""
+    queued: np.ndarray = field(repr=False)
+    """True where a carried backlog is waiting at the end of the minute."""
+
+    @property
+    def ready_capacity(self) -> np.ndarray:
+        """Requests/s the ready replicas can serve."""
+        return self.ready * self.capacity
+
+    @property
+    def excess(self) -> np.ndarray:
+        """max(0, λ − N_ready μ*): requests/s that find no room, per minute."""
+        return np.maximum(self.rate - self.ready_capacity, 0)
+
+    @property
+    def paid_hours(self) -> float:
+        """Replica-hours paid over the day, starting replicas included."""
+        return float(self.paid.sum() / 60)
+
+    @property
+    def uncovered_minutes(self) -> int:
+        """Minutes in which the ready replicas cannot serve the arrivals."""
+        return int((self.excess > 0).sum())
+
+    @property
+    def queued_minutes(self) -> int:
+        """Minutes that end with a backlog when each minute's excess is carried to the next."""
+        return int(self.queued.sum())
+
+    @property
+    def excess_fraction(self) -> float:
+        """Share of the day's requests that arrived when there was no room."""
+        return float(self.excess.sum() / self.rate.sum())
+
+    @property
+    def utilization(self) -> float:
+        """ρ̄: requests served over requests the ready replicas could have served."""
+        served = np.minimum(self.rate, self.ready_capacity)
+        return float(served.sum() / self.ready_capacity.sum())
+
+    def summary(self) -> dict:
+        """The scalar results as a plain dict (what ``replicaplan day --json`` prints)."""
+        return {
+            "paid_hours": self.paid_hours,
+            "uncovered_minutes": self.uncovered_minutes,
+            "queued_minutes": self.queued_minutes,
+            "excess_fraction": self.excess_fraction,
+            "utilization": self.utilization,
+        }
+
+
+def simulate_day(
+    rate,
+    capacity: float = EXAMPLE.capacity_rps,
+    target: float = EXAMPLE.target_utilization,
+    startup_min: int = EXAMPLE.startup_min,
+    reserve: int = 0,
+    fixed: int | None = None,
+    calendar: bool = False,
+    scale_down_window_min: int = 5,
+) -> DayResult:
+    """Run one policy over a day of per-minute rates and return what it paid and missed.
+
+    Parameters
+    ----------
+    rate : array of requests/s, one per minute (any length ≥ 1; the source's day has 1440).
+    capacity : μ*, requests/s one replica serves within its promises (> 0).
+    target : ρ*, the utilization the autoscaler aims for, in (0, 1].
+    startup_min : T_start in whole minutes (≥ 0); 0 means a called replica is ready at once.
+    reserve : spare replicas kept on top of the recommendation (integer ≥ 0).
+    fixed : keep exactly this many replicas all day and never scale (integer ≥ 1), or None.
+    calendar : also read the traffic ``startup_min`` minutes ahead (announced events).
+    scale_down_window_min : how many recent recommendations a scale-down must respect (≥ 1).
+    """
+    rate = _check.rates("rate", rate)
+    capacity = _check.positive("capacity", capacity)
+    target = _check.fraction("target", target)
+    startup_min = _check.integer("startup_min", startup_min, minimum=0)
+    reserve = _check.integer("reserve", reserve, minimum=0)
+    window = _check.integer("scale_down_window_min", scale_down_window_min, minimum=1)
+    if fixed is not None:
+        fixed = _check.integer("fixed", fixed, minimum=1)
+
+    n_min = rate.size
+    wanted_now = replicas_wanted(rate, capacity, target, reserve)
+    if calendar:
+        ahead = np.minimum(np.arange(n_min) + startup_min, n_min - 1)
+        wanted_now = np.maximum(wanted_now, wanted_now[ahead])
+
+    ready = np.zeros(n_min, dtype=int)
+    paid = np.zeros(n_min, dtype=int)
+    if fixed is not None:
+        ready[:], paid[:] = fixed, fixed
+        wanted = ready.copy()
+    else:
+        wanted = wanted_now
+        running = int(replicas_wanted(rate[0], capacity, target, reserve))
+        starting: list[int] = []  # minute at which each called replica becomes ready
+        recent = [running] * window
+        for m in range(n_min):
+            running, starting = _admit(running, starting, m)
+            want = int(wanted[m])
+            recent = recent[1:] + [want]
+            on_the_way = running + len(starting)
+            if want > on_the_way:
+                starting += [m + startup_min] * (want - on_the_way)
+                running, starting = _admit(running, starting, m)  # a zero startup is ready at once
+            elif max(recent) < running and not starting:
+                running = max(recent)
+            ready[m], paid[m] = running, running + len(starting)
+
+    return DayResult(rate=rate, capacity=capacity, ready=ready, paid=paid, wanted=wanted,
+                     queued=_backlogged(rate, ready * capacity))
+
+
+def _admit(running: int, starting: list[int], minute: int) -> tuple[int, list[int]]:
+    """Move the replicas whose start-up has finished by ``minute`` into the running count."""
+    done = sum(1 for t in starting if t <= minute)
+    return running + done, [t for t in starting if t > minute]
+
+
+def _backlogged(rate: np.ndarray, ready_capacity: np.ndarray) -> np.ndarray:
+    """Per minute: does a backlog remain when each minute's excess is carried to the next?
+
+    backlog(m) = max(0, backlog(m−1) + 60 · (λ(m) − capacity(m))), in requests.
+    """
+    backlog = 0.0
+    waiting = np.zeros(rate.size, dtype=bool)
+    for m, surplus in enumerate((rate - ready_capacity) * 60):
+        backlog = max(0.0, backlog + surplus)
+        waiting[m] = backlog > 0
+    return waiting
+
+
+# --- the policy table --------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Policy:
+    """One row of the policy table: a name and the arguments it gives ``simulate_day``."""
+
+    name: str
+    startup_min: int
+    reserve: int = 0
+    fixed: int | None = None
+    calendar: bool = False
+
+
+def reference_policies(rate, capacity: float = EXAMPLE.capacity_rps,
+                       startup_min: int = EXAMPLE.startup_min, spares: int = 3) -> list[Policy]:
+    """The five policies the source compares, for a given start-up time and number of spares.
+
+    The fixed fleet is sized on the peak at full capacity, ⌈max λ / μ*⌉, as the source does.
+    """
+    peak_fleet = int(np.ceil(np.max(rate) / capacity))
+    return [
+        Policy("always at peak", startup_min=0, fixed=peak_fleet),
+        Policy("chase, 1 min start", startup_min=1),
+        Policy(f"chase, {startup_min} min start", startup_min=startup_min),
+        Policy(f"{startup_min} min, {spares} spare replicas", startup_min=startup_min, reserve=spares),
+        Policy(f"{startup_min} min, with calendar", startup_min=startup_min, calendar=True),
+    ]
+
+
+def policy_table(rate=None, capacity: float = EXAMPLE.capacity_rps,
+                 target: float = EXAMPLE.target_utilization, startup_min: int = EXAMPLE.startup_min,
+                 spares: int = 3) -> list[tuple[Policy, DayResult]]:
+    """Run the five reference policies over a day (the source's day when ``rate`` is None)."""
+    rate = reference_traffic() if rate is None else _check.rates("rate", rate)
+    spares = _check.integer("spares", spares, minimum=0)
+    return [
+        (p, simulate_day(rate, capacity=capacity, target=target, startup_min=p.startup_min,
+                         reserve=p.reserve, fixed=p.fixed, calendar=p.calendar))
+        for p in reference_policies(rate, capacity, startup_min, spares)
+    ]
+
+
+def format_policy_table(rows: list[tuple[Policy, DayResult]]) -> str:
+    """The table with the source's columns and digits: hours, uncovered, queued, excess, use."""
+    width = max(27, *(len(p.name) + 1 for p, _ in rows))
+    lines = [f"{'policy':<{width}}{'hours':>7}{'uncov.':>7}{'queued':>8}{'excess':>8}{'use':>7}"]
+    for p, r in rows:
+        lines.append(f"{p.name:<{width}}{r.paid_hours:7.1f}{r.uncovered_minutes:7d}"
+                     f"{r.queued_minutes:8d}{r.excess_fraction:8.2%}{r.utilization:7.1%}")
+    return "\n".join(lines)
+
+
+def clock(minute: int) -> str:
+    """Minute of the day as HH:MM."""
+    return f"{minute // 60:02d}:{minute % 60:02d}"
+
+
+def event_request_line(rate=None, capacity: float = EXAMPLE.capacity_rps,
+                       target: float = EXAMPLE.target_utilization,
+                       event_start_min: int = 21 * 60) -> str:
+    """The line the source prints under the table: replicas wanted the minute before the event and at it."""
+    rate = reference_traffic() if rate is None else _check.rates("rate", rate)
+    before, at = replicas_wanted(rate[[event_start_min - 1, event_start_min]], capacity, target)
+    return (f"replicas requested: {before} at {clock(event_start_min - 1)}, "
+            f"{at} at {clock(event_start_min)}")

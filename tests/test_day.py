@@ -1,0 +1,163 @@
+"""The simulated day: the source's table digit for digit, invariants, and bad input."""
+
+import math
+
+import numpy as np
+import pytest
+
+from replicaplan.day import (
+    MINUTES_PER_DAY, event_request_line, format_policy_table, policy_table, reference_traffic,
+    replicas_wanted, simulate_day,
+)
+
+# The policy table as printed in the source chapter (its columns: hours, uncovered minutes,
+# queued minutes, excess share, utilization).
+SOURCE_TABLE = [
+    ("192.0", 0, 0, "0.00%", "36.1%"),
+    ("94.4", 1, 2, "0.08%", "73.5%"),
+    ("94.4", 8, 20, "0.63%", "74.3%"),
+    ("166.4", 8, 8, "0.05%", "42.0%"),
+    ("96.1", 0, 0, "0.00%", "73.4%"),
+]
+
+
+@pytest.fixture(scope="module")
+def rows():
+    return policy_table()
+
+
+def test_traffic_shape():
+    rate = reference_traffic()
+    assert rate.shape == (MINUTES_PER_DAY,)
+    assert rate.min() == 12.0
+    assert rate[14 * 60] == 60.0                       # the hump peaks at 14:00
+    assert rate[21 * 60] == 42.0 and rate[21 * 60 + 19] == 42.0 and rate[21 * 60 + 20] == 12.0
+    assert np.all(rate[: 9 * 60] == 12.0)              # flat night before the hump starts
+
+
+@pytest.mark.parametrize("i", range(5))
+def test_policy_table_digit_for_digit(rows, i):
+    _, r = rows[i]
+    hours, uncovered, queued, excess, use = SOURCE_TABLE[i]
+    assert f"{r.paid_hours:.1f}" == hours
+    assert r.uncovered_minutes == uncovered
+    assert r.queued_minutes == queued
+    assert f"{r.excess_fraction:.2%}" == excess
+    assert f"{r.utilization:.1%}" == use
+
+
+def test_formatted_table_has_the_source_rows(rows):
+    text = format_policy_table(rows).splitlines()
+    assert len(text) == 6
+    for line, (hours, uncovered, queued, excess, use) in zip(text[1:], SOURCE_TABLE):
+        assert line.split()[-5:] == [hours, str(uncovered), str(queued), excess, use]
+
+
+def test_event_line():
+    assert event_request_line() == "replicas requested: 2 at 20:59, 7 at 21:00"
+
+
+def test_facts_drawn_from_the_table(rows):
+    rate = reference_traffic()
+    peak_fleet = rows[0][1].ready[0]
+    assert peak_fleet == 8
+    assert round(rate.max() / (peak_fleet * 8.0), 2) == 0.94          # 94 % busy at the peak
+    assert replicas_wanted(rate.max(), 8.0, 0.8) == 10                 # the 80 % target wants 10
+    assert rows[3][1].paid_hours - rows[2][1].paid_hours == pytest.approx(72.0)
+    spares_ready = rows[3][1].ready[21 * 60]                           # at 21:00, before new ones
+    assert spares_ready * 8.0 == 40.0 and rate[21 * 60] == 42.0
+
+
+def test_calendar_calls_replicas_startup_minutes_early(rows):
+    chase, cal = rows[2][1], rows[4][1]
+    assert chase.ready[21 * 60 + 7] < 7 <= chase.ready[21 * 60 + 8]
+    assert cal.ready[21 * 60] >= 7
+
+
+def test_zero_startup_is_ready_at_once():
+    rate = np.array([5.0, 50.0, 50.0])
+    r = simulate_day(rate, startup_min=0)
+    assert list(r.ready) == [1, 8, 8] and r.uncovered_minutes == 0
+
+
+def test_scale_down_waits_for_the_window():
+    rate = np.array([50.0] * 3 + [5.0] * 10)
+    r = simulate_day(rate, startup_min=1, scale_down_window_min=5)
+    # the high recommendation stays in the last five for four more minutes
+    assert list(r.ready[:8]) == [8, 8, 8, 8, 8, 8, 8, 1]
+
+
+def test_backlog_is_carried():
+    # one replica of 8 req/s: minute 0 leaves 8 req/s × 60 s = 480 requests behind
+    r = simulate_day(np.array([16.0, 4.0, 0.0, 0.0]), fixed=1)
+    assert r.uncovered_minutes == 1                    # only the first minute is short
+    assert list(r.queued) == [True, True, False, False]  # 480 → 240 → 0
+    r2 = simulate_day(np.array([16.0, 7.0, 7.0]), fixed=1)
+    assert list(r2.queued) == [True, True, True]       # drains at 60 requests a minute
+
+
+@pytest.fixture(scope="module")
+def random_days():
+    rng = np.random.default_rng(2026)
+    return [np.round(rng.gamma(2.0, 10.0, size=300), 2) for _ in range(6)]
+
+
+@pytest.mark.parametrize("kwargs", [
+    dict(startup_min=0), dict(startup_min=1), dict(startup_min=8),
+    dict(startup_min=8, reserve=3), dict(startup_min=8, calendar=True), dict(fixed=9),
+])
+def test_invariants(random_days, kwargs):
+    for rate in random_days:
+        r = simulate_day(rate, **kwargs)
+        assert np.all(r.paid >= r.ready)
+        assert np.all(r.ready >= 1)
+        assert 0 < r.utilization <= 1
+        assert 0 <= r.excess_fraction <= 1
+        # a minute with excess always ends with a backlog
+        assert np.all(r.queued[r.excess > 0])
+
+
+@pytest.mark.parametrize("kwargs", [
+    dict(startup_min=1), dict(startup_min=8), dict(startup_min=8, calendar=True),
+    dict(startup_min=8, reserve=2),
+])
+def test_more_capacity_never_pays_more(random_days, kwargs):
+    rate = reference_traffic()
+    for day in [rate, *random_days]:
+        hours = [simulate_day(day, capacity=c, **kwargs).paid_hours for c in (4, 6, 8, 10, 16)]
+        assert all(a >= b for a, b in zip(hours, hours[1:])), hours
+
+
+def test_reproducible():
+    a, b = policy_table(), policy_table()
+    for (_, x), (_, y) in zip(a, b):
+        assert np.array_equal(x.paid, y.paid) and x.summary() == y.summary()
+
+
+@pytest.mark.parametrize("kwargs, name", [
+    (dict(rate=[1.0, -1.0]), "rate"),
+    (dict(rate=[1.0, math.nan]), "rate"),
+    (dict(rate=[1.0, math.inf]), "rate"),
+    (dict(rate=[]), "rate"),
+    (dict(rate=[[1.0]]), "rate"),
+    (dict(capacity=0.0), "capacity"),
+    (dict(capacity=-8.0), "capacity"),
+    (dict(target=0.0), "target"),
+    (dict(target=1.01), "target"),
+    (dict(target=math.nan), "target"),
+    (dict(startup_min=-1), "startup_min"),
+    (dict(startup_min=1.5), "startup_min"),
+    (dict(reserve=1.5), "reserve"),
+    (dict(reserve=-1), "reserve"),
+    (dict(reserve=True), "reserve"),
+    (dict(fixed=0), "fixed"),
+    (dict(scale_down_window_min=0), "scale_down_window_min"),
+])
+def test_bad_input(kwargs, name):
+    args = dict(rate=reference_traffic()) | kwargs
+    with pytest.raises(ValueError, match=name):
+        simulate_day(**args)
+
+
+def test_target_one_is_allowed():
+    assert simulate_day(reference_traffic(), target=1.0).paid_hours > 0

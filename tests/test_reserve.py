@@ -1,0 +1,59 @@
+import sympy as sp
+import pytest
+
+from replicaplan import reserve as rs
+
+
+def test_first_order_expansion():
+    assert sp.simplify(rs.first_order_future_load() - (rs.lam(rs.t) + rs.slope * rs.T)) == 0
+
+
+def test_reserve_closed_forms():
+    assert sp.simplify(rs.ramp_reserve_expression() - rs.slope * rs.T / (rs.rho * rs.mu)) == 0
+    assert sp.simplify(rs.step_reserve_expression() - rs.step / (rs.rho * rs.mu)) == 0
+
+
+def test_reserve_satisfies_the_condition_at_equality():
+    cond = rs.coverage_condition()
+    r = rs.ramp_reserve_expression()
+    lhs = cond.lhs.subs(rs.R, r)
+    assert sp.simplify(lhs - rs.first_order_future_load()) == 0
+
+
+def test_step_of_the_simulated_day():
+    # the 21:00 event adds 30 req/s; replicas of 8 req/s kept at 80 %
+    assert rs.step_reserve(30.0, 8.0, 0.8) == 5          # 30 / 6.4 = 4.7 → 5
+    assert rs.step_reserve(32.0, 8.0, 0.8) == 5          # exactly 5, not 6
+    assert rs.step_reserve(0.0, 8.0, 0.8) == 0
+
+
+def test_ramp_reserve_grows_with_slope_times_delay():
+    base = rs.ramp_reserve(0.01, 480, 8.0, 0.8)           # 0.01 req/s per s for 8 min: 4.8 req/s
+    assert base == 1
+    assert rs.ramp_reserve(0.02, 480, 8.0, 0.8) == 2
+    assert rs.ramp_reserve(0.01, 960, 8.0, 0.8) == 2
+    assert rs.ramp_reserve(0.01, 0, 8.0, 0.8) == 0
+
+
+def test_power_station_ramp():
+    assert rs.ramp_load(100.0, 10.0) == 1000.0             # 100 MW/min for 10 min
+
+
+def test_scale_to_zero():
+    out = rs.scale_to_zero(idle_s=6 * 3600, startup_s=480, price_per_hour=2.0)
+    assert out["saved_eur"] == pytest.approx((6 * 3600 - 480) / 3600 * 2.0)
+    assert out["first_ttft_penalty_s"] == 480 and out["worth_it"]
+    assert not rs.scale_to_zero(idle_s=300, startup_s=480, price_per_hour=2.0)["worth_it"]
+
+
+@pytest.mark.parametrize("call, name", [
+    (lambda: rs.ramp_reserve(-1, 1, 8, 0.8), "ramp_rps_per_s"),
+    (lambda: rs.ramp_reserve(1, -1, 8, 0.8), "startup_s"),
+    (lambda: rs.ramp_reserve(1, 1, 0, 0.8), "capacity_rps"),
+    (lambda: rs.step_reserve(1, 8, 1.2), "target"),
+    (lambda: rs.step_reserve(-3, 8, 0.8), "step_rps"),
+    (lambda: rs.scale_to_zero(1, 1, 0), "price_per_hour"),
+])
+def test_bad_input(call, name):
+    with pytest.raises(ValueError, match=name):
+        call()
