@@ -8,7 +8,11 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: book test unit nbval strict bench clean
+.PHONY: book test bench clean
+
+# MathJax is served from the site itself (npm's mathjax, pinned), so formulas render offline.
+MATHJAX_VERSION := 3.2.2
+MATHJAX := _vendor/mathjax/tex-chtml.js
 
 $(STAMP): requirements.txt pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -16,11 +20,16 @@ $(STAMP): requirements.txt pyproject.toml
 	$(BIN)/python -m pip install --quiet -r requirements.txt
 	touch $(STAMP)
 
-book: $(STAMP)
+$(MATHJAX):
+	rm -rf _build/.mathjax-npm && mkdir -p _build/.mathjax-npm _vendor/mathjax
+	npm install --silent --no-audit --no-fund --prefix _build/.mathjax-npm mathjax@$(MATHJAX_VERSION)
+	cp -r _build/.mathjax-npm/node_modules/mathjax/es5/. _vendor/mathjax/
+
+book: $(STAMP) $(MATHJAX)
 	$(BIN)/jupyter-book build --keep-going .
 	@echo "site: $(CURDIR)/_build/html/index.html"
 
-test: $(STAMP)
+test: $(STAMP) $(MATHJAX)
 	$(BIN)/python -m pytest tests chapters --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg
 	$(BIN)/jupyter-book build -W -n --keep-going .
 	@echo "strict build passed: zero warnings"
@@ -29,4 +38,4 @@ bench: $(STAMP)
 	@for b in benchmarks/bench_*.py; do [ -e "$$b" ] || continue; $(BIN)/python "$$b"; done
 
 clean:
-	rm -rf _build
+	rm -rf _build _vendor/mathjax

@@ -20,9 +20,9 @@ import sympy as sp
 from . import _check
 from .example import GB, EXAMPLE
 
-M_w, B, g = sp.symbols("M_w B_channel g", positive=True)
+M_w, B, g = sp.symbols(r"M_w B_\mathrm{channel} g", positive=True)
 T_machine, T_image, T_weights, T_warmup = sp.symbols(
-    "T_machine T_image T_weights T_warmup", nonnegative=True)
+    r"T_\mathrm{machine} T_\mathrm{image} T_\mathrm{weights} T_\mathrm{warmup}", nonnegative=True)
 
 
 def startup_expression() -> sp.Expr:

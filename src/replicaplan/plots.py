@@ -22,17 +22,19 @@ def plot_day(results: dict[str, DayResult], *, zoom=(20 * 60 + 30, 21 * 60 + 30)
     """
     first = next(iter(results.values()))
     minutes = np.arange(first.rate.size)
-    fig, (whole, near) = plt.subplots(1, 2, figsize=(11, 4), gridspec_kw={"width_ratios": [3, 2]})
+    fig, (whole, near) = plt.subplots(1, 2, figsize=(11, 4.6), gridspec_kw={"width_ratios": [3, 2]})
     styles = ["-", "--", ":", "-."]
     for ax, (lo, hi) in ((whole, (0, minutes.size - 1)), (near, zoom)):
         sel = slice(lo, hi + 1)
-        ax.plot(minutes[sel], first.rate[sel], color="black", lw=1.6, label="arrivals λ(t)")
+        ax.step(minutes[sel], first.rate[sel], where="post", color="black", lw=1.6,
+                label="arrivals λ(t)")
         for (label, r), ls in zip(results.items(), styles):
             line, = ax.step(minutes[sel], r.ready_capacity[sel], where="post", ls=ls, lw=1.3,
                             label=f"ready capacity, {label}")
+            m = minutes[sel]
             short = r.rate[sel] > r.ready_capacity[sel]
-            ax.fill_between(minutes[sel], 0, first.rate[sel], where=short, step="post",
-                            color=line.get_color(), alpha=0.25)
+            ax.bar(m[short], (r.rate[sel] - r.ready_capacity[sel])[short], width=1, align="edge",
+                   bottom=r.ready_capacity[sel][short], color=line.get_color(), alpha=0.35)
         ax.set_xlim(lo, hi)
         ax.set_ylim(bottom=0)
         ax.set_ylabel("requests/s")
@@ -41,6 +43,7 @@ def plot_day(results: dict[str, DayResult], *, zoom=(20 * 60 + 30, 21 * 60 + 30)
     _hour_ticks(near, zoom[0], zoom[1], 15)
     whole.set_title("the whole day")
     near.set_title(f"{clock(zoom[0])}–{clock(zoom[1])}")
-    near.legend(loc="upper right", fontsize=8)
-    fig.tight_layout()
+    handles, labels = whole.get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=len(labels), frameon=False)
+    fig.tight_layout(rect=(0, 0.08, 1, 1))
     return fig

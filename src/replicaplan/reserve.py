@@ -20,8 +20,12 @@ import sympy as sp
 
 from . import _check
 
-t, T, rho, mu, R = sp.symbols("t T_start rho mu R", positive=True)
-slope, step = sp.symbols("lambda_dot Delta_lambda", positive=True)
+# LaTeX names, so the derivations display in the book with the chapter's notation
+t, R = sp.symbols("t R", positive=True)
+T = sp.Symbol(r"T_\mathrm{start}", positive=True)
+rho, mu = sp.Symbol(r"\rho^{\ast}", positive=True), sp.Symbol(r"\mu^{\ast}", positive=True)
+slope = sp.Symbol(r"\dot{\lambda}", positive=True)
+step = sp.Symbol(r"\Delta\lambda", positive=True)
 lam = sp.Function("lambda")
 
 
