@@ -1,0 +1,104 @@
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from replicaplan import loadgen as lg
+
+DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "azure-llm-inference-2023"
+CONV = DATA / "AzureLLMInferenceTrace_conv.csv"
+needs_data = pytest.mark.skipif(not CONV.exists(), reason="the shared Azure trace is not beside the repo")
+
+
+def _ranks(x):
+    order = np.argsort(x, kind="mergesort")
+    r = np.empty(len(x))
+    r[order] = np.arange(len(x))
+    _, inv, cnt = np.unique(x, return_inverse=True, return_counts=True)
+    return (np.bincount(inv, weights=r) / cnt)[inv]
+
+
+def spearman(a, b):
+    return float(np.corrcoef(_ranks(a), _ranks(b))[0, 1])
+
+
+@pytest.fixture(scope="module")
+def conv():
+    return lg.read_trace(CONV)
+
+
+@needs_data
+def test_carried_figures_match_the_raw_trace(conv):
+    assert conv.prompt.size == 19366
+    probs = np.array(lg.TRACE_PROBS) * 100
+    np.testing.assert_allclose(np.percentile(conv.prompt, probs), lg.TRACE_PROMPT_QUANTILES, atol=0.05)
+    np.testing.assert_allclose(np.percentile(conv.output, probs), lg.TRACE_OUTPUT_QUANTILES, atol=0.05)
+    assert spearman(conv.prompt, conv.output) == pytest.approx(lg.TRACE_SPEARMAN, abs=5e-5)
+    assert conv.prompt.size / conv.arrival[-1] == pytest.approx(lg.TRACE_RATE_RPS, abs=0.005)
+
+
+@needs_data
+def test_sampled_mix_resembles_the_trace(conv):
+    p, o = lg.AZURE_CONVERSATION.sample(50_000, np.random.default_rng(0))
+    for q in (10, 25, 50, 75, 90):
+        assert np.percentile(p, q) == pytest.approx(np.percentile(conv.prompt, q), rel=0.06)
+        assert np.percentile(o, q) == pytest.approx(np.percentile(conv.output, q), rel=0.06)
+    assert p.mean() == pytest.approx(conv.prompt.mean(), rel=0.03)
+    assert o.mean() == pytest.approx(conv.output.mean(), rel=0.03)
+    assert spearman(p, o) == pytest.approx(lg.TRACE_SPEARMAN, abs=0.02)
+
+
+def test_copula_carries_a_strong_correlation_too():
+    mix = lg.LengthMix(lg.TRACE_PROBS, lg.TRACE_PROMPT_QUANTILES, lg.TRACE_OUTPUT_QUANTILES, 0.6)
+    p, o = mix.sample(20_000, np.random.default_rng(1))
+    assert spearman(p, o) == pytest.approx(0.6, abs=0.03)
+
+
+def test_identical_requests():
+    p, o = lg.identical(5, 1162.4, 210.4)
+    assert p.tolist() == [1162] * 5 and o.tolist() == [210] * 5
+
+
+def test_poisson_and_gamma_rates():
+    rng = np.random.default_rng(3)
+    for arr in (lg.poisson_arrivals(5.0, 50_000, rng), lg.gamma_arrivals(5.0, 3.0, 50_000, rng)):
+        assert arr.size / arr[-1] == pytest.approx(5.0, rel=0.05)
+        assert np.all(np.diff(arr) >= 0)
+    gaps = np.diff(lg.gamma_arrivals(5.0, 3.0, 100_000, rng))
+    assert gaps.std() / gaps.mean() == pytest.approx(3.0, rel=0.05)
+    gaps = np.diff(lg.poisson_arrivals(5.0, 100_000, rng))
+    assert gaps.std() / gaps.mean() == pytest.approx(1.0, rel=0.03)
+
+
+def test_read_trace_of_seconds(tmp_path):
+    f = tmp_path / "t.csv"
+    f.write_text("TIMESTAMP,ContextTokens,GeneratedTokens\n5.0,10,3\n2.5,20,0\n")
+    tr = lg.read_trace(f)
+    assert tr.arrival.tolist() == [0.0, 2.5] and tr.prompt.tolist() == [20, 10]
+    assert tr.output.tolist() == [1, 3]                          # a zero-token answer counts as one
+
+
+@pytest.mark.parametrize("text, match", [
+    ("TIMESTAMP,ContextTokens\n1,2\n", "missing column.*GeneratedTokens"),
+    ("TIMESTAMP,ContextTokens,GeneratedTokens\n1,2,3\n2,-5,3\n", "row 3.*>= 0"),
+    ("TIMESTAMP,ContextTokens,GeneratedTokens\n1,2,x\n", "row 2.*unreadable"),
+    ("TIMESTAMP,ContextTokens,GeneratedTokens\n", "no requests"),
+])
+def test_bad_trace_files(tmp_path, text, match):
+    f = tmp_path / "bad.csv"
+    f.write_text(text)
+    with pytest.raises(ValueError, match=match) as err:
+        lg.read_trace(f)
+    assert "bad.csv" in str(err.value)
+
+
+@pytest.mark.parametrize("call, name", [
+    (lambda: lg.poisson_arrivals(0, 10, np.random.default_rng()), "rate"),
+    (lambda: lg.poisson_arrivals(-1, 10, np.random.default_rng()), "rate"),
+    (lambda: lg.gamma_arrivals(1, 0, 10, np.random.default_rng()), "cv"),
+    (lambda: lg.think_times(-1, 10, np.random.default_rng()), "mean_s"),
+    (lambda: lg.identical(0, 1, 1), "n"),
+])
+def test_bad_input(call, name):
+    with pytest.raises(ValueError, match=name):
+        call()
