@@ -1,0 +1,56 @@
+"""Speed of the capacity sweep: replicaplan.replica against the plain simpy model of tests/.
+
+Target (issue: "How much a replica holds"): a sweep of 20 rates x 5,000 requests in under 2 s
+on one core, and at least 20x faster than simpy on the same work.
+
+Both simulators get the same arrivals and lengths. The simpy model advances one decode step
+per event, so running it on the full sweep would take minutes; it is timed on the same 20 rates
+with fewer requests, and the two are compared on that identical work (the cost of both grows
+linearly with the number of requests at a given rate). Run: make bench
+"""
+
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+from replica_simpy import simpy_open  # noqa: E402
+
+from replicaplan.capacity import replica_sweep  # noqa: E402
+from replicaplan.loadgen import AZURE_CONVERSATION, poisson_arrivals  # noqa: E402
+from replicaplan.replica import ReplicaModel, simulate_open  # noqa: E402
+
+RATES = np.linspace(1.0, 10.0, 20)
+
+
+def best_of(repeats, fn):
+    times = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return min(times)
+
+
+def same_work(simulate, n):
+    model = ReplicaModel()
+    prompt, output = AZURE_CONVERSATION.sample(n, np.random.default_rng(0))
+    for rate in RATES:
+        simulate(model, poisson_arrivals(rate, n, np.random.default_rng(1)), prompt, output)
+
+
+def main():
+    full = best_of(3, lambda: replica_sweep(RATES, n_requests=5000))
+    print(f"full sweep, 20 rates x 5,000 requests (replicaplan): {full:.2f} s  (target < 2 s)")
+    n = 1000
+    fast = best_of(3, lambda: same_work(simulate_open, n))
+    slow = best_of(1, lambda: same_work(simpy_open, n))
+    print(f"same work, 20 rates x {n} requests: replicaplan {fast * 1e3:.0f} ms, simpy {slow:.1f} s")
+    print(f"ratio simpy / replicaplan: {slow / fast:.0f}x  (target >= 20x)")
+    print(f"simpy on the full sweep, extrapolated: {slow * 5000 / n:.0f} s")
+
+
+if __name__ == "__main__":
+    main()
