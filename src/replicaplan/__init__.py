@@ -4,6 +4,9 @@ One module per idea; the chapters of the book import them.
 
 example    the running example (one world for every chapter)
 grid       the power-grid figures of the opening
+replica    the continuous-batching replica, simulated event to event
+loadgen    request lengths from the Azure trace; open/closed-loop arrivals; trace replay
+capacity   the open-loop capacity sweep, mu*, the M/M/1 closed forms
 coldstart  T_start = machine + image + weights + warm-up; weight-loading tiers
 reserve    ramp and step reserves, scale to zero
 day        the simulated day and its policy table

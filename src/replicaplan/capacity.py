@@ -15,6 +15,7 @@ sympy; the numeric functions evaluate the derived expressions.
 
 from __future__ import annotations
 
+import heapq
 import math
 from dataclasses import dataclass
 from functools import cache
@@ -92,6 +93,32 @@ def simulate_mm1(rate: float, mu: float, n: int, rng: np.random.Generator) -> np
             wait = max(0.0, wait + service[i - 1] - gaps[i])
         residence[i] = wait + service[i]
     return np.array(residence)
+
+
+def simulate_closed_mm1(users: int, mu: float, think_mean: float, n: int,
+                        rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """A closed population at one exponential server: ``users`` who each send, wait, think, send.
+
+    Think times are exponential with mean Z. Returns (arrival times, residence times) of the
+    first ``n`` requests in arrival order. The population bounds the queue: never more than
+    ``users`` requests are in the system.
+    """
+    users = _check.integer("users", users, minimum=1)
+    mu = _check.positive("mu", mu)
+    think_mean = _check.non_negative("think_mean", think_mean)
+    n = _check.integer("n", n, minimum=1)
+    service = rng.exponential(1 / mu, n).tolist()
+    think = (rng.exponential(think_mean, n + users) if think_mean > 0 else np.zeros(n + users)).tolist()
+    sends = think[:users]                  # each user's first request after one think time
+    heapq.heapify(sends)
+    arrival, residence = [0.0] * n, [0.0] * n
+    free_at = 0.0
+    for i in range(n):
+        t = heapq.heappop(sends)
+        free_at = max(t, free_at) + service[i]
+        arrival[i], residence[i] = t, free_at - t
+        heapq.heappush(sends, free_at + think[users + i])
+    return np.array(arrival), np.array(residence)
 
 
 def standard_error(p: float, n: int) -> float:

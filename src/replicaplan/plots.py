@@ -47,3 +47,61 @@ def plot_day(results: dict[str, DayResult], *, zoom=(20 * 60 + 30, 21 * 60 + 30)
     fig.legend(handles, labels, loc="lower center", ncol=len(labels), frameon=False)
     fig.tight_layout(rect=(0, 0.08, 1, 1))
     return fig
+
+
+def plot_conformance(curves: dict, *, quota: float | None = None, exact=None, mu_stars: dict | None = None,
+                     xlabel: str = "arrival rate λ (req/s)", title: str | None = None):
+    """Conformance against arrival rate for several runs.
+
+    ``curves`` maps a label to (rates, conformance) or (rates, conformance, stderr); error bars
+    are drawn at ±2 standard errors. ``exact`` is an optional (rates, values, label) closed form;
+    ``mu_stars`` maps a label to a rate marked with a vertical line; ``quota`` draws the quota.
+    """
+    fig, ax = plt.subplots(figsize=(8, 4.5))
+    if exact is not None:
+        xs, ys, label = exact
+        ax.plot(xs, ys, color="black", lw=1.5, label=label)
+    markers = ["o", "s", "^", "D"]
+    for (label, data), marker in zip(curves.items(), markers):
+        rates, conf = np.asarray(data[0]), np.asarray(data[1])
+        err = 2 * np.asarray(data[2]) if len(data) > 2 else None
+        ax.errorbar(rates, conf, yerr=err, marker=marker, ms=4, lw=1, capsize=2, label=label)
+    if quota is not None:
+        ax.axhline(quota, color="grey", ls=":", lw=1)
+        ax.annotate(f"quota {quota:g}", (ax.get_xlim()[0], quota), xytext=(4, -12),
+                    textcoords="offset points", color="grey", fontsize=8)
+    for label, rate in (mu_stars or {}).items():
+        ax.axvline(rate, color="grey", ls="--", lw=0.8)
+        ax.annotate(label, (rate, 0.05), xytext=(3, 0), textcoords="offset points", rotation=90,
+                    fontsize=8, color="grey")
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel("conformance (share meeting the SLOs)")
+    ax.set_ylim(-0.02, 1.02)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8, loc="lower left")
+    if title:
+        ax.set_title(title)
+    fig.tight_layout()
+    return fig
+
+
+def plot_latency_cdf(samples: dict, *, threshold: float | None = None, xlabel: str = "seconds",
+                     title: str | None = None):
+    """Empirical CDFs of latency samples on a log axis, with an optional SLO threshold."""
+    fig, ax = plt.subplots(figsize=(8, 4.2))
+    for label, values in samples.items():
+        x = np.sort(np.asarray(values))
+        ax.step(x, np.arange(1, x.size + 1) / x.size, where="post", label=label)
+    if threshold is not None:
+        ax.axvline(threshold, color="grey", ls="--", lw=1)
+        ax.annotate("SLO", (threshold, 0.02), xytext=(3, 0), textcoords="offset points",
+                    fontsize=8, color="grey")
+    ax.set_xscale("log")
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel("share of requests ≤ x")
+    ax.grid(alpha=0.3, which="both")
+    ax.legend(fontsize=8, loc="lower right")
+    if title:
+        ax.set_title(title)
+    fig.tight_layout()
+    return fig

@@ -1,0 +1,22 @@
+"""Helpers for the chapter notebooks."""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+
+def glue_number(name: str, value) -> None:
+    """Glue a number for the text (``{glue:text}`name:.1f```), as a plain Python number.
+
+    numpy scalars are converted first: their repr (``np.float64(…)``) cannot be formatted by
+    myst-nb, and a strict build would fail on it.
+    """
+    from myst_nb import glue
+
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise ValueError(f"glue_number needs a real number for {name!r}, got {value!r}")
+    glue(name, value, display=False)
