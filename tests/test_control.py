@@ -1,0 +1,97 @@
+import numpy as np
+import pytest
+
+from replicaplan.autoscaler import Rules, Policy
+from replicaplan.control import (KPA, Fixed, FluidReplica, HPAOn, Proportional, per_second,
+                                 simulate_fleet)
+from replicaplan.day import reference_traffic
+from replicaplan.example import EXAMPLE
+
+L_STAR = EXAMPLE.concurrency_target
+
+
+def test_fluid_replica_matches_the_running_example():
+    fr = FluidReplica()
+    assert fr.capacity_rps == pytest.approx(8.0, rel=0.01)
+    assert float(fr.completion_rate(0)) == 0.0
+    assert np.all(np.diff(fr.completion_rate(np.arange(65))) > 0)
+
+
+def test_queue_is_stable_iff_rate_below_fleet_capacity():
+    mu = FluidReplica().capacity_rps
+    hour = 3600
+    below = simulate_fleet(np.full(hour, 0.95 * 5 * mu), Fixed(5), initial=5, seed=1)
+    above = simulate_fleet(np.full(hour, 1.05 * 5 * mu), Fixed(5), initial=5, seed=1)
+    assert below.waiting[-600:].max() < 5 * 64
+    growth = (above.waiting[-1] - above.waiting[hour // 2]) / (hour // 2)
+    assert growth == pytest.approx(0.05 * 5 * mu, rel=0.15)
+
+
+def test_concurrency_hpa_holds_its_target():
+    run = simulate_fleet(np.full(4 * 3600, 40.0), HPAOn({"concurrency": L_STAR}), startup_s=60)
+    per = run.in_flight[3600:] / run.ready[3600:]
+    # whole replicas and the down window keep it at or a little below the target, never above
+    # the tolerance band
+    assert 0.75 * L_STAR < per.mean() <= 1.1 * L_STAR
+    need = 40.0 / float(FluidReplica().completion_rate(L_STAR))   # replicas at exactly L*
+    assert set(np.unique(run.ready[3600:])) <= {int(np.ceil(need)), int(np.ceil(need)) + 1}
+
+
+def test_gpu_utilization_saturates_and_overprovisions():
+    traffic = np.full(3 * 3600, 40.0)
+    on_util = simulate_fleet(traffic, HPAOn({"gpu_utilization": 0.8}), startup_s=60)
+    on_conc = simulate_fleet(traffic, HPAOn({"concurrency": L_STAR}), startup_s=60)
+    assert on_util.gpu_utilization[:60].min() > 0.99            # saturated at the start
+    assert on_util.ready[-1] > 3 * on_conc.ready[-1]
+    assert on_util.utilization < 0.3 < on_conc.utilization
+
+
+def test_counting_starters_limits_the_overshoot():
+    rate = per_second(reference_traffic())[20 * 3600: 22 * 3600]
+    counted = simulate_fleet(rate, Proportional(L_STAR), startup_s=480)
+    blind = simulate_fleet(rate, Proportional(L_STAR, count_starting=False), startup_s=480)
+    assert blind.paid.max() > 2 * counted.paid.max()
+    assert blind.paid_hours > counted.paid_hours
+
+
+def test_down_window_prevents_flapping():
+    rng_day = per_second(reference_traffic())[10 * 3600: 14 * 3600]
+    flappy = simulate_fleet(rng_day, HPAOn({"concurrency": L_STAR},
+                                           down=Rules((Policy("Percent", 100, 15),), "Max", 0.0)), startup_s=60)
+    steady = simulate_fleet(rng_day, HPAOn({"concurrency": L_STAR}), startup_s=60)
+    assert flappy.scale_changes > 2 * steady.scale_changes
+
+
+def test_kpa_runs_and_reacts_to_the_step():
+    rate = per_second(reference_traffic())[20 * 3600: 22 * 3600]
+    run = simulate_fleet(rate, KPA(L_STAR), startup_s=60)
+    assert run.ready[3600 + 600] > run.ready[3500]
+
+
+def test_reproducible():
+    rate = np.full(1800, 30.0)
+    a = simulate_fleet(rate, HPAOn({"concurrency": L_STAR}), seed=3)
+    b = simulate_fleet(rate, HPAOn({"concurrency": L_STAR}), seed=3)
+    assert np.array_equal(a.paid, b.paid) and np.array_equal(a.in_flight, b.in_flight)
+
+
+def test_paid_counts_starting_replicas():
+    rate = np.r_[np.full(300, 10.0), np.full(900, 60.0)]
+    run = simulate_fleet(rate, HPAOn({"concurrency": L_STAR}), startup_s=300)
+    assert np.all(run.paid >= run.ready)
+    assert (run.paid > run.ready).any()
+
+
+@pytest.mark.parametrize("call, name", [
+    (lambda: HPAOn({"latency": 1.0}), "metric"),
+    (lambda: HPAOn({}), "targets"),
+    (lambda: HPAOn({"concurrency": 0}), "concurrency"),
+    (lambda: simulate_fleet([1.0, -1.0], Fixed(1)), "rate"),
+    (lambda: simulate_fleet([1.0], Fixed(1), startup_s=-1), "startup_s"),
+    (lambda: Fixed(0), "replicas"),
+    (lambda: Proportional(0), "target"),
+    (lambda: FluidReplica(output_tokens=0), "output_tokens"),
+])
+def test_bad_input(call, name):
+    with pytest.raises(ValueError, match=name):
+        call()
