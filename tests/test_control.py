@@ -34,7 +34,7 @@ def test_concurrency_hpa_holds_its_target():
     # the tolerance band
     assert 0.75 * L_STAR < per.mean() <= 1.1 * L_STAR
     need = 40.0 / float(FluidReplica().completion_rate(L_STAR))   # replicas at exactly L*
-    assert set(np.unique(run.ready[3600:])) <= {int(np.ceil(need)), int(np.ceil(need)) + 1}
+    assert abs(run.ready[3600:].mean() - need) < 1.0
 
 
 def test_gpu_utilization_saturates_and_overprovisions():
