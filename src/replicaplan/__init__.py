@@ -7,10 +7,13 @@ grid       the power-grid figures of the opening
 replica    the continuous-batching replica, simulated event to event
 loadgen    request lengths from the Azure trace; open/closed-loop arrivals; trace replay
 capacity   the open-loop capacity sweep, mu*, the M/M/1 closed forms
+autoscaler the Kubernetes HPA (rule, stabilization, rate limits) and Knative's KPA
+control    the closed loop: traffic -> replicas -> metrics -> controller, second by second
 coldstart  T_start = machine + image + weights + warm-up; weight-loading tiers
 reserve    ramp and step reserves, scale to zero
 day        the simulated day and its policy table
 plots      figure functions
+book       helpers for the chapter notebooks (glue)
 cli        the ``replicaplan`` command
 """
 

@@ -105,3 +105,52 @@ def plot_latency_cdf(samples: dict, *, threshold: float | None = None, xlabel: s
         ax.set_title(title)
     fig.tight_layout()
     return fig
+
+
+def plot_fleet(runs: dict, *, start_s: int = 0, stop_s: int | None = None, tick_s: int = 3600,
+               clock_offset_s: int = 0):
+    """Closed-loop runs over time: paid replicas (top) and requests waiting for a slot (bottom).
+
+    ``runs`` maps a label to a ``control.FleetRun``; the x axis is the clock (HH:MM), second 0 of
+    the runs being ``clock_offset_s`` seconds after midnight.
+    """
+    first = next(iter(runs.values()))
+    stop_s = first.rate.size if stop_s is None else stop_s
+    t = np.arange(start_s, stop_s)
+    fig, (top, bottom) = plt.subplots(2, 1, figsize=(10, 6), sharex=True,
+                                      gridspec_kw={"height_ratios": [3, 2]})
+    for label, run in runs.items():
+        top.step(t, run.paid[start_s:stop_s], where="post", lw=1.2, label=label)
+        bottom.plot(t, run.waiting[start_s:stop_s], lw=1.2, label=label)
+    need = first.rate[start_s:stop_s] / first.capacity_rps
+    top.plot(t, need, color="black", lw=1, ls=":", label="λ(t)/μ (replicas at full load)")
+    top.set_ylabel("replicas paid")
+    top.set_yscale("log")
+    top.grid(alpha=0.3, which="both")
+    top.legend(fontsize=8, loc="upper left")
+    bottom.set_ylabel("requests waiting")
+    bottom.grid(alpha=0.3)
+    ticks = np.arange(start_s - start_s % tick_s, stop_s + 1, tick_s)
+    ticks = ticks[(ticks >= start_s) & (ticks <= stop_s)]
+    bottom.set_xticks(ticks)
+    bottom.set_xticklabels([clock(int((s + clock_offset_s) // 60) % 1440) for s in ticks])
+    bottom.set_xlim(start_s, stop_s)
+    fig.tight_layout()
+    return fig
+
+
+def plot_saturation(concurrency, curves: dict, *, batch: int):
+    """Metrics of one replica against the requests in flight on it (per-replica concurrency)."""
+    fig, ax = plt.subplots(figsize=(8, 4))
+    for label, values in curves.items():
+        ax.plot(concurrency, values, lw=1.6, label=label)
+    ax.axvline(batch, color="grey", ls="--", lw=1)
+    ax.annotate(f"batch full ({batch})", (batch, 0.05), xytext=(3, 0), textcoords="offset points",
+                fontsize=8, color="grey")
+    ax.set_xlabel("requests in flight on the replica")
+    ax.set_ylabel("metric (share of its maximum)")
+    ax.set_ylim(0, 1.05)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8, loc="lower right")
+    fig.tight_layout()
+    return fig
