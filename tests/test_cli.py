@@ -1,4 +1,6 @@
 import json
+
+import pytest
 import subprocess
 import sys
 
@@ -65,3 +67,31 @@ def test_capacity_bad_input(capsys):
     assert "--mu" in capsys.readouterr().err
     assert main(["capacity", "--quota", "1.5", "--rates", "1"]) == 2
     assert "quota" in capsys.readouterr().err
+
+
+def test_cost_command(capsys):
+    assert main(["cost", "--utilization", "0.36", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert round(out["cost_per_million"], 2) == 0.60 and round(out["cost_per_million_at_full_use"], 2) == 0.22
+    assert main(["cost", "--discount", "0.2", "--lost", "0.5"]) == 0
+    assert "never pays off" in capsys.readouterr().out
+    assert main(["cost", "--discount", "0.6", "--lost", "0.1", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["spot_pays_off"] is True
+
+
+def test_cost_bad_input(capsys):
+    assert main(["cost", "--utilization", "0"]) == 2
+    assert "utilization" in capsys.readouterr().err
+    assert main(["cost", "--discount", "0.5"]) == 2
+    assert "--lost" in capsys.readouterr().err
+
+
+def test_roofline_command(capsys):
+    assert main(["roofline", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert round(out["mfu"], 3) == 0.041 and round(out["ridge"]) == 333
+    assert round(out["intensity_limit"]) == 61 and round(out["ridge_context"]) == 366
+    assert main(["roofline", "--bytes-per-param", "1", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["mbu_weights_only"] == pytest.approx(8e9 / 0.025 / 3e12)
+    assert main(["roofline", "--batch", "0"]) == 2
+    assert "batch" in capsys.readouterr().err

@@ -1,0 +1,146 @@
+"""What a token costs: the hourly price divided by the tokens served in that hour.
+
+    c = C_hour / (3600 · ν* · ρ̄)
+
+with C_hour the price of a replica-hour, ν* the tokens/s a replica sustains within its promises
+and ρ̄ the mean utilization (tokens served over tokens the replicas on could have served). The
+factor 1/ρ̄ is the price of idle capacity: the margin 1 − ρ*, the reserve for the start-up
+delay, the slow scale-down, the warm replica kept against scale to zero, all end up there.
+
+Spot (preemptible) capacity sells at a discount d and may be taken back; if a share ω of the
+work paid for is lost or redone (the cold start of the replacement included), the cost is
+
+    c_spot = (1 − d) / (1 − ω) · c,
+
+which pays off while d > ω.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cache
+
+import numpy as np
+import sympy as sp
+
+from . import _check
+from .day import DayResult, Policy
+from .example import EXAMPLE
+from .replica import ReplicaModel
+
+C, nu, rho, d, omega = sp.symbols("C_hour nu rho d omega", positive=True)
+
+
+def cost_per_token_expression() -> sp.Expr:
+    """Cost per token = price of an hour / tokens served in that hour (3600 ν ρ̄)."""
+    tokens_per_hour = 3600 * nu * rho
+    return C / tokens_per_hour
+
+
+def spot_factor_expression() -> sp.Expr:
+    """c_spot/c: a share 1 − d of the price buys a share 1 − ω of useful work."""
+    return (1 - d) / (1 - omega)
+
+
+def spot_break_even() -> sp.Expr:
+    """The discount at which spot costs the same as on-demand: solve (1 − d)/(1 − ω) = 1 for d."""
+    (solution,) = sp.solve(sp.Eq(spot_factor_expression(), 1), d)
+    return solution
+
+
+@cache
+def _cost_fn():
+    return sp.lambdify((C, nu, rho), cost_per_token_expression(), "math")
+
+
+@cache
+def _spot_fn():
+    return sp.lambdify((d, omega), spot_factor_expression(), "math")
+
+
+def cost_per_token(price_per_hour: float, tokens_per_s: float, utilization: float) -> float:
+    """EUR (or any currency) per generated token: C_hour / (3600 ν* ρ̄).
+
+    >>> round(cost_per_token(2.0, 2560, 1.0) * 1e6, 3)    # EUR per million tokens
+    0.217
+    """
+    price_per_hour = _check.positive("price_per_hour", price_per_hour)
+    tokens_per_s = _check.positive("tokens_per_s", tokens_per_s)
+    utilization = _check.fraction("utilization", utilization)
+    return float(_cost_fn()(price_per_hour, tokens_per_s, utilization))
+
+
+def tokens_per_hour(tokens_per_s: float) -> float:
+    """Tokens a full replica generates in an hour: 3600 ν*."""
+    return 3600 * _check.positive("tokens_per_s", tokens_per_s)
+
+
+def spot_cost_factor(discount: float, lost_fraction: float) -> float:
+    """(1 − d)/(1 − ω): the cost of a spot token relative to an on-demand one.
+
+    >>> round(spot_cost_factor(0.6, 0.1), 3), spot_cost_factor(0.2, 0.5)
+    (0.444, 1.6)
+    """
+    discount = _check.fraction("discount", discount, low_open=False, high_open=True)
+    lost_fraction = _check.fraction("lost_fraction", lost_fraction, low_open=False, high_open=True)
+    return float(_spot_fn()(discount, lost_fraction))
+
+
+def spot_pays_off(discount: float, lost_fraction: float) -> bool:
+    """True when spot is cheaper per useful token, i.e. when the discount exceeds the lost share."""
+    return spot_cost_factor(discount, lost_fraction) < 1.0
+
+
+# ----------------------------------------------------------------------------- the day priced
+
+@dataclass(frozen=True)
+class PricedPolicy:
+    """One policy of the simulated day, priced."""
+
+    name: str
+    paid_hours: float
+    cost: float
+    tokens: float
+    utilization: float
+
+    @property
+    def per_million(self) -> float:
+        """Currency per million tokens served."""
+        return self.cost / self.tokens * 1e6
+
+
+def price_day(rows: list[tuple[Policy, DayResult]], *, price_per_hour: float = EXAMPLE.price_per_hour,
+              answer_tokens: int = EXAMPLE.answer_tokens) -> list[PricedPolicy]:
+    """Price each policy of ``day.policy_table``: hours paid × price over the tokens served.
+
+    Requests served in a minute are min(λ, ready capacity) · 60; each carries ``answer_tokens``.
+    """
+    price_per_hour = _check.positive("price_per_hour", price_per_hour)
+    answer_tokens = _check.integer("answer_tokens", answer_tokens, minimum=1)
+    out = []
+    for policy, r in rows:
+        served = float(np.minimum(r.rate, r.ready_capacity).sum() * 60)
+        out.append(PricedPolicy(policy.name, r.paid_hours, r.paid_hours * price_per_hour,
+                                served * answer_tokens, r.utilization))
+    return out
+
+
+# ----------------------------------------------------------------------------- input vs output
+
+def phase_prices(price_per_hour: float = EXAMPLE.price_per_hour, model: ReplicaModel | None = None,
+                 batch: int | None = None) -> dict:
+    """Price of an input (prefill) and an output (decode) token by the GPU time each takes.
+
+    A prompt token costs 2 N_p / (η P_peak) seconds of a replica (compute-bound prefill); an
+    output token costs TPOT(b)/b, its share of a decode step with b sequences (memory-bound).
+    Returns currency per million tokens for each phase and their ratio.
+    """
+    price_per_hour = _check.positive("price_per_hour", price_per_hour)
+    model = model or ReplicaModel()
+    b = model.batch if batch is None else _check.integer("batch", batch, minimum=1)
+    per_second = price_per_hour / 3600
+    input_s = float(model.prefill_s(1))
+    output_s = float(model.tpot(b)) / b
+    return {"input_per_million": per_second * input_s * 1e6,
+            "output_per_million": per_second * output_s * 1e6,
+            "output_to_input": output_s / input_s}

@@ -1,0 +1,64 @@
+import pytest
+
+from replicaplan.day import policy_table
+from replicaplan.spot import SpotConfig, simulate_spot_day
+
+
+@pytest.fixture(scope="module")
+def chase():
+    return policy_table()[2][1]
+
+
+def test_measured_cost_agrees_with_the_formula(chase):
+    for cfg in (SpotConfig(), SpotConfig(recovery="resume"), SpotConfig(revocations_per_hour=2.0, discount=0.3)):
+        s = simulate_spot_day(chase, cfg)
+        assert s.revocations > 0 and 0 < s.omega < 1
+        assert s.spot_factor_measured == pytest.approx(s.spot_factor_formula, rel=1e-12)
+
+
+def test_omega_follows_revocation_rate_times_cold_start(chase):
+    cfg = SpotConfig(revocations_per_hour=0.5)
+    s = simulate_spot_day(chase, cfg)
+    expected = s.revocations * cfg.startup_s / 3600 / (s.spot_hours + s.waste_hours)
+    assert s.omega == pytest.approx(expected, rel=0.05)          # the boot dominates the waste
+    lo = simulate_spot_day(chase, SpotConfig(revocations_per_hour=0.1))
+    assert lo.omega < s.omega
+
+
+def test_resume_wastes_less_and_keeps_users_waiting_less(chase):
+    restart = simulate_spot_day(chase, SpotConfig(startup_s=30, recovery="restart"))
+    resume = simulate_spot_day(chase, SpotConfig(startup_s=30, recovery="resume"))
+    assert resume.waste_hours < restart.waste_hours
+    assert resume.extra_wait_s < restart.extra_wait_s / 10
+
+
+def test_notice_longer_than_start_up_closes_the_gap(chase):
+    assert simulate_spot_day(chase, SpotConfig(notice_s=600)).capacity_gap_hours == 0
+    assert simulate_spot_day(chase, SpotConfig(notice_s=30)).capacity_gap_hours > 0
+
+
+def test_two_layers(chase):
+    base = int(chase.ready.min())
+    two = simulate_spot_day(chase, SpotConfig(), base=base)
+    all_spot = simulate_spot_day(chase, SpotConfig())
+    assert two.on_demand_hours == pytest.approx(base * 24)
+    assert 0 < two.saving < all_spot.saving
+    assert two.cost < two.all_on_demand_cost
+
+
+def test_no_pay_off_when_discount_below_loss(chase):
+    s = simulate_spot_day(chase, SpotConfig(discount=0.0))
+    assert s.saving < 0
+
+
+def test_reproducible(chase):
+    assert simulate_spot_day(chase, seed=4) == simulate_spot_day(chase, seed=4)
+
+
+@pytest.mark.parametrize("kwargs, name", [
+    (dict(discount=1.0), "discount"), (dict(revocations_per_hour=-1), "revocations_per_hour"),
+    (dict(recovery="pray"), "recovery"), (dict(notice_s=-5), "notice_s"),
+])
+def test_bad_config(kwargs, name):
+    with pytest.raises(ValueError, match=name):
+        SpotConfig(**kwargs)
