@@ -12,6 +12,9 @@ control    the closed loop: traffic -> replicas -> metrics -> controller, second
 coldstart  T_start = machine + image + weights + warm-up; weight-loading tiers
 reserve    ramp and step reserves, scale to zero
 day        the simulated day and its policy table
+cost       cost per token, the day priced, the spot factor, input vs output tokens
+spot       a spot (or two-layer) fleet over the simulated day
+roofline   MFU, MBU, KV bytes per token, the decode roofline
 plots      figure functions
 book       helpers for the chapter notebooks (glue)
 cli        the ``replicaplan`` command

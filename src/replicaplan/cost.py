@@ -28,6 +28,10 @@ from .day import DayResult, Policy
 from .example import EXAMPLE
 from .replica import ReplicaModel
 
+SPOTSERVE_SAVING = 0.54
+"""Cost reduction SpotServe reports against on-demand instances only, on real revocation traces
+(Miao et al., ASPLOS 2024): a published reference figure, not computed here."""
+
 C, nu, rho, d, omega = sp.symbols("C_hour nu rho d omega", positive=True)
 
 

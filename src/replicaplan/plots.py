@@ -154,3 +154,58 @@ def plot_saturation(concurrency, curves: dict, *, batch: int):
     ax.legend(fontsize=8, loc="lower right")
     fig.tight_layout()
     return fig
+
+
+def plot_cost_curve(utilization, per_million, marks: dict):
+    """Cost per million tokens against utilization (the 1/ρ̄ curve), with named points marked."""
+    fig, ax = plt.subplots(figsize=(8, 4.2))
+    ax.plot(utilization, per_million, color="black", lw=1.5, label="C / (3600 ν* ρ̄)")
+    for (label, (u, c)), marker in zip(marks.items(), ["o", "s", "^", "D", "v", "P"]):
+        ax.plot([u], [c], marker=marker, ls="none", ms=7, label=f"{label} ({c:.2f})")
+    ax.set_xlabel("mean utilization ρ̄")
+    ax.set_ylabel("cost per million tokens")
+    ax.set_xlim(0, 1.02)
+    ax.set_ylim(0, min(float(np.max(per_million)), 4 * min(c for _, c in marks.values())))
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def plot_spot_map(discounts, lost, factor, cases: dict):
+    """The spot cost factor (1 − d)/(1 − ω) over discount and lost work, break-even line d = ω."""
+    fig, ax = plt.subplots(figsize=(7, 5))
+    levels = [0.2, 0.4, 0.6, 0.8, 1.0, 1.25, 1.5, 2.0]
+    cs = ax.contour(discounts, lost, factor, levels=levels, colors="grey", linewidths=0.8)
+    ax.clabel(cs, fmt="%.2f", fontsize=8)
+    ax.contourf(discounts, lost, factor < 1, levels=[0.5, 1.5], colors=["#d8ecd8"])
+    ax.plot([0, 1], [0, 1], color="black", lw=1.5, label="break-even d = ω")
+    for label, (dd, ww) in cases.items():
+        ax.plot([dd], [ww], "o", ms=7, label=label)
+    ax.set_xlabel("discount d")
+    ax.set_ylabel("share of work lost ω")
+    ax.set_xlim(0, 0.95)
+    ax.set_ylim(0, 0.95)
+    ax.legend(fontsize=8, loc="upper left")
+    ax.set_title("spot cost relative to on-demand (green: cheaper)", fontsize=10)
+    fig.tight_layout()
+    return fig
+
+
+def plot_roofline(peak_flops: float, peak_bandwidth: float, points: dict):
+    """The roofline min(P, I·B) on log axes, with named (intensity, FLOP/s) points."""
+    fig, ax = plt.subplots(figsize=(8, 4.8))
+    intensity = np.logspace(-0.5, 4, 200)
+    ax.loglog(intensity, np.minimum(peak_flops, intensity * peak_bandwidth), color="black", lw=1.6,
+              label="roofline min(P, I·B)")
+    ax.axvline(peak_flops / peak_bandwidth, color="grey", ls=":", lw=1)
+    ax.annotate("ridge", (peak_flops / peak_bandwidth, peak_flops / 30), xytext=(4, 0),
+                textcoords="offset points", fontsize=8, color="grey")
+    for label, (xs, ys) in points.items():
+        ax.loglog(xs, ys, marker="o", ms=4, lw=1, label=label)
+    ax.set_xlabel("arithmetic intensity (FLOP per byte)")
+    ax.set_ylabel("FLOP/s")
+    ax.grid(alpha=0.3, which="both")
+    ax.legend(fontsize=8, loc="lower right")
+    fig.tight_layout()
+    return fig
