@@ -1,5 +1,5 @@
 # make book   execute every chapter and build the site into _build/html
-# make test   unit tests, nbval over every chapter notebook, strict site build
+# make test   strict site build, then unit tests + nbval over every chapter + the browser test
 # make bench  speed figures against a peer (benchmarks/)
 # Each target creates .venv with every pinned dependency when it is missing or out of date.
 
@@ -9,6 +9,9 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
 .PHONY: book test bench clean
+
+# The browser test drives Debian's Chromium (installed here when missing; needs root, as in CI).
+CHROMEDRIVER := /usr/bin/chromedriver
 
 # MathJax is served from the site itself (npm's mathjax, pinned), so formulas render offline.
 MATHJAX_VERSION := 3.2.2
@@ -25,14 +28,18 @@ $(MATHJAX):
 	npm install --silent --no-audit --no-fund --prefix _build/.mathjax-npm mathjax@$(MATHJAX_VERSION)
 	cp -r _build/.mathjax-npm/node_modules/mathjax/es5/. _vendor/mathjax/
 
+$(CHROMEDRIVER):
+	apt-get update -qq
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver > /dev/null
+
 book: $(STAMP) $(MATHJAX)
 	$(BIN)/jupyter-book build --keep-going .
 	@echo "site: $(CURDIR)/_build/html/index.html"
 
-test: $(STAMP) $(MATHJAX)
-	$(BIN)/python -m pytest tests chapters --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg
+test: $(STAMP) $(MATHJAX) $(CHROMEDRIVER)
 	$(BIN)/jupyter-book build -W -n --keep-going .
 	@echo "strict build passed: zero warnings"
+	$(BIN)/python -m pytest tests chapters --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg
 
 bench: $(STAMP)
 	@for b in benchmarks/bench_*.py; do [ -e "$$b" ] || continue; $(BIN)/python "$$b"; done

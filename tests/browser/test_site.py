@@ -1,0 +1,148 @@
+"""The built site, opened in a real browser (Debian's headless Chromium driven by Selenium).
+
+For every page: it loads with no console error; every formula has been typeset by MathJax (no
+raw TeX left in the visible text); every image has loaded; every internal link, fragment
+included, resolves. The search page finds "goodput". The site is served from localhost and
+MathJax from the site itself, so the test needs no network at all.
+
+Needs the site built into _build/html (make test builds it first) and /usr/bin/chromium with
+/usr/bin/chromedriver (make test installs them from Debian's packages).
+"""
+
+import functools
+import http.server
+import re
+import shutil
+import socketserver
+import threading
+import urllib.parse
+from pathlib import Path
+
+import pytest
+
+SITE = Path(__file__).resolve().parents[2] / "_build" / "html"
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+CHROMEDRIVER = shutil.which("chromedriver") or "/usr/bin/chromedriver"
+
+pytestmark = pytest.mark.skipif(
+    not (SITE / "index.html").exists() or not Path(CHROMIUM).exists() or not Path(CHROMEDRIVER).exists(),
+    reason="needs the built site (_build/html) and Debian's chromium + chromium-driver")
+
+PAGES = sorted(str(p.relative_to(SITE)) for p in SITE.rglob("*.html")
+               if "_static" not in p.parts and "_sources" not in p.parts) if SITE.exists() else []
+RAW_TEX = re.compile(r"\\\(|\\\)|\\\[|\\\]|\$\$|\\(frac|lambda|mu|rho|text|mathrm|lceil|rceil|dot|ast|sqrt)\b")
+
+
+class _Quiet(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture(scope="module")
+def server():
+    handler = functools.partial(_Quiet, directory=str(SITE))
+    with socketserver.ThreadingTCPServer(("127.0.0.1", 0), handler) as httpd:
+        thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+        thread.start()
+        yield f"http://127.0.0.1:{httpd.server_address[1]}/"
+        httpd.shutdown()
+
+
+@pytest.fixture(scope="module")
+def browser(tmp_path_factory):
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                 "--window-size=1300,1000", f"--user-data-dir={tmp_path_factory.mktemp('chromium')}"):
+        options.add_argument(flag)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
+    driver.set_page_load_timeout(60)
+    driver.set_script_timeout(60)
+    yield driver
+    driver.quit()
+
+
+def _open(browser, url):
+    browser.get(url)
+    # wait until MathJax (served from the site) has typeset the page, where the page uses it
+    browser.execute_async_script("""
+        const done = arguments[arguments.length - 1];
+        const wait = () => {
+            if (document.readyState !== 'complete') { setTimeout(wait, 50); return; }
+            if (window.MathJax && MathJax.startup && MathJax.startup.promise) {
+                MathJax.startup.promise.then(() => done(true), () => done(false));
+            } else { done(true); }
+        };
+        wait();""")
+
+
+def _visible_prose(browser):
+    """Text of the page outside code blocks (code may legitimately hold TeX strings)."""
+    return browser.execute_script("""
+        const clone = document.querySelector('main, article, body').cloneNode(true);
+        clone.querySelectorAll('pre, code, script, style, .highlight, mjx-assistive-mml').forEach(e => e.remove());
+        return clone.textContent;""")
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_page(browser, server, page):
+    _open(browser, server + page)
+    errors = [e for e in browser.get_log("browser")
+              if e["level"] == "SEVERE" and "favicon.ico" not in e["message"]]
+    assert not errors, f"{page}: console errors: {errors}"
+
+    raw = RAW_TEX.findall(_visible_prose(browser))
+    assert not raw, f"{page}: raw TeX left in the visible text: {raw[:5]}"
+    if browser.execute_script("return document.querySelectorAll('.math').length"):
+        typeset = browser.execute_script("return document.querySelectorAll('mjx-container').length")
+        assert typeset > 0, f"{page}: math present but nothing typeset by MathJax"
+
+    broken = browser.execute_script("""
+        return Array.from(document.images)
+            .filter(img => !(img.complete && img.naturalWidth > 0)).map(img => img.src);""")
+    assert not broken, f"{page}: images that did not load: {broken}"
+
+    hrefs = browser.execute_script("return Array.from(document.querySelectorAll('a[href]')).map(a => a.href);")
+    missing = []
+    for href in hrefs:
+        url = urllib.parse.urlsplit(href)
+        if not href.startswith(server):
+            continue
+        target = SITE / urllib.parse.unquote(url.path).lstrip("/")
+        if target.is_dir():
+            target = target / "index.html"
+        if not target.exists():
+            missing.append(href)
+        elif url.fragment and target.suffix == ".html":
+            html = target.read_text(encoding="utf-8", errors="replace")
+            if f'id="{url.fragment}"' not in html and f"id='{url.fragment}'" not in html:
+                missing.append(href)
+    assert not missing, f"{page}: internal links that do not resolve: {sorted(set(missing))[:10]}"
+
+
+def test_every_chapter_is_downloadable_as_a_notebook(browser, server):
+    chapters = sorted((SITE / "chapters").glob("*.html"))
+    assert chapters
+    for page in chapters:
+        notebook = SITE / "_sources" / "chapters" / (page.stem + ".ipynb")
+        assert notebook.exists(), f"no downloadable notebook for {page.name}"
+        _open(browser, server + f"chapters/{page.name}")
+        links = browser.execute_script(
+            "return Array.from(document.querySelectorAll('a[href]')).map(a => a.getAttribute('href'));")
+        assert any(h.endswith(f"{page.stem}.ipynb") for h in links), f"{page.name}: no .ipynb download link"
+
+
+def test_search_finds_goodput(browser, server):
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    _open(browser, server + "search.html?q=goodput")
+    results = WebDriverWait(browser, 30).until(
+        lambda d: d.find_elements(By.CSS_SELECTOR, "#search-results li") or False)
+    text = " ".join(r.text for r in results)
+    assert "replica holds" in text.lower() or "glossary" in text.lower(), text
