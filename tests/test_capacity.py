@@ -61,6 +61,14 @@ def test_replica_sweep_finds_mu_star():
     assert set(d["points"][0]) >= {"rate", "conformance", "stderr"}
 
 
+def test_bursty_arrivals_lower_the_capacity():
+    grid = np.arange(3.0, 9.01, 0.5)
+    poisson = cap.replica_sweep(grid, n_requests=3000, seed=2)
+    bursty = cap.replica_sweep(grid, n_requests=3000, seed=2, cv=3.0)
+    assert bursty.mu_star < poisson.mu_star
+    assert all(b.conformance <= p.conformance + 0.02 for b, p in zip(bursty.points, poisson.points))
+
+
 def test_sweep_reproducible():
     a = cap.replica_sweep([6.0, 8.0], n_requests=1000, seed=4).to_dict()
     b = cap.replica_sweep([6.0, 8.0], n_requests=1000, seed=4).to_dict()
@@ -89,6 +97,7 @@ def test_batch_means_error_grows_with_correlation():
     (lambda: cap.replica_sweep([1.0], ttft_slo_s=0), "ttft_slo_s"),
     (lambda: cap.replica_sweep([1.0], tpot_slo_s=-1), "tpot_slo_s"),
     (lambda: cap.replica_sweep([1.0], mix="uniform"), "mix"),
+    (lambda: cap.replica_sweep([1.0], cv=0), "cv"),
     (lambda: cap.replica_sweep([1.0], model=ReplicaModel(batch=0)), "batch"),
     (lambda: cap.mm1_sweep([1.0], mu=0, tau=1), "mu"),
     (lambda: cap.mm1_conformance(0.0, 1.0, 1.0), "lam"),

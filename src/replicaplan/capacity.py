@@ -24,7 +24,7 @@ import numpy as np
 import sympy as sp
 
 from . import _check
-from .loadgen import AZURE_CONVERSATION, LengthMix, identical, poisson_arrivals
+from .loadgen import AZURE_CONVERSATION, LengthMix, gamma_arrivals, identical, poisson_arrivals
 from .replica import ReplicaModel, Trace, simulate_open
 
 TTFT_SLO_S = 1.0
@@ -204,15 +204,17 @@ def _checked_sweep_args(n_requests: int, warmup: float, quota: float):
 def replica_sweep(rates, *, model: ReplicaModel | None = None, mix: LengthMix | str = "azure",
                   n_requests: int = 5000, warmup: float = 0.1, quota: float = QUOTA,
                   ttft_slo_s: float = TTFT_SLO_S, tpot_slo_s: float = TPOT_SLO_S,
-                  seed: int = 0) -> Sweep:
-    """Open-loop Poisson sweep of a batching replica.
+                  cv: float = 1.0, seed: int = 0) -> Sweep:
+    """Open-loop sweep of a batching replica: Poisson arrivals, or gamma gaps when ``cv`` ≠ 1.
 
     ``mix`` is a ``LengthMix`` (default: the Azure conversation mix) or "identical" for every
     request at the Azure mix's mean lengths. The first ``warmup`` share of requests at each
     rate is discarded; the same seed gives the same lengths at every rate (common random
-    numbers), so the curve is smooth in λ.
+    numbers), so the curve is smooth in λ. ``cv`` is the coefficient of variation of the gaps
+    between arrivals (1: Poisson; above 1: bursts).
     """
     grid = _grid(rates)
+    cv = _check.positive("cv", cv)
     n_requests, skip, quota = _checked_sweep_args(n_requests, warmup, quota)
     _check.positive("ttft_slo_s", ttft_slo_s)
     _check.positive("tpot_slo_s", tpot_slo_s)
@@ -227,7 +229,9 @@ def replica_sweep(rates, *, model: ReplicaModel | None = None, mix: LengthMix | 
         raise ValueError(f"mix must be a LengthMix, 'azure' or 'identical', got {mix!r}")
     points = []
     for rate in grid:
-        arrival = poisson_arrivals(rate, n_requests, np.random.default_rng([seed, 1]))
+        rng = np.random.default_rng([seed, 1])
+        arrival = (poisson_arrivals(rate, n_requests, rng) if cv == 1.0
+                   else gamma_arrivals(rate, cv, n_requests, rng))
         trace = simulate_open(model, arrival, prompt, output).window(skip)
         points.append(_point(rate, trace.meets(ttft_slo_s, tpot_slo_s)))
     return Sweep(tuple(points), quota)
