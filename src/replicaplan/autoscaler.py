@@ -197,31 +197,36 @@ def _changes_within(events, now: float, period_s: float) -> tuple[int, int]:
     return added, removed
 
 
-def scale_up_limit(current: int, events, now: float, rules: Rules) -> int:
-    """The most replicas the up rules allow now (each policy counted from its period's start)."""
+def _rate_limit(current: int, events, now: float, rules: Rules, *, up: bool) -> int:
+    """The bound the rules put on the next count, in one direction.
+
+    Each policy counts from the replicas at the start of its period (current − added + removed
+    within it); "Max" takes the most permissive policy, "Min" the strictest.
+    """
     if rules.select == "Disabled":
         return current
     limits = []
     for p in rules.policies:
         added, removed = _changes_within(events, now, p.period_s)
         start = current - added + removed
-        limits.append(start + int(p.value) if p.kind == "Pods"
-                      else _ceil(start * (1 + p.value / 100)))
-    return max(limits) if rules.select == "Max" else min(limits)
+        if p.kind == "Pods":
+            limits.append(start + int(p.value) if up else start - int(p.value))
+        elif up:
+            limits.append(_ceil(start * (1 + p.value / 100)))
+        else:
+            limits.append(math.floor(round(start * (1 - p.value / 100), 9)))
+    permissive, strict = (max, min) if up else (min, max)
+    return permissive(limits) if rules.select == "Max" else strict(limits)
+
+
+def scale_up_limit(current: int, events, now: float, rules: Rules) -> int:
+    """The most replicas the up rules allow now."""
+    return _rate_limit(current, events, now, rules, up=True)
 
 
 def scale_down_limit(current: int, events, now: float, rules: Rules) -> int:
     """The fewest replicas the down rules allow now."""
-    if rules.select == "Disabled":
-        return current
-    limits = []
-    for p in rules.policies:
-        added, removed = _changes_within(events, now, p.period_s)
-        start = current - added + removed
-        limits.append(start - int(p.value) if p.kind == "Pods"
-                      else math.floor(round(start * (1 - p.value / 100), 9)))
-    # "Max" picks the policy allowing the biggest change, which for a scale-down is the lowest
-    return min(limits) if rules.select == "Max" else max(limits)
+    return _rate_limit(current, events, now, rules, up=False)
 
 
 def limit_rate(current: int, desired: int, events, now: float, *, up: Rules | None = None,
