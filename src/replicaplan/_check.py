@@ -1,6 +1,6 @@
-"""Input checks shared by every module: one error message style for the whole package.
+"""Input checks shared by every module, and the one rounding rule for replica counts.
 
-Each helper raises ``ValueError`` naming the parameter and the range it must lie in, so a
+Each check raises ``ValueError`` naming the parameter and the range it must lie in, so a
 caller never gets a wrong number from bad input.
 """
 
@@ -61,6 +61,20 @@ def rates(name: str, values) -> np.ndarray:
         i = int(np.flatnonzero(bad)[0])
         raise ValueError(f"{name} must hold finite rates >= 0; element {i} is {arr[i]!r}")
     return arr
+
+
+def ceil_count(x: float) -> int:
+    """⌈x⌉ for a count of replicas, ignoring binary rounding noise.
+
+    A product such as 0.3 · 8 / 6.4 can land a hair above a whole number and would otherwise
+    round up to one replica too many.
+    """
+    return math.ceil(round(x, 9))
+
+
+def floor_count(x: float) -> int:
+    """⌊x⌋ for a count of replicas, ignoring binary rounding noise (see ``ceil_count``)."""
+    return math.floor(round(x, 9))
 
 
 def _finite(name: str, value) -> float:

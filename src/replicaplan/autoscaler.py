@@ -55,10 +55,6 @@ def _within(ratio: float, tolerance: float) -> bool:
     return abs(1.0 - ratio) <= tolerance + 1e-12
 
 
-def _ceil(x: float) -> int:
-    return math.ceil(round(x, 9))
-
-
 def replica_count(values, target: float, *, unready: int = 0, tolerance: float = 0.1) -> int:
     """Replicas the HPA recommends for a per-replica metric with an average-value target.
 
@@ -92,7 +88,7 @@ def replica_count(values, target: float, *, unready: int = 0, tolerance: float =
     if not scale_up_with_unready and missing == 0:
         if _within(ratio, tolerance):
             return current
-        return _ceil(_proportional_fn()(len(present), sum(present) / len(present), target))
+        return _check.ceil_count(_proportional_fn()(len(present), sum(present) / len(present), target))
 
     counted = list(present)
     if missing:
@@ -102,7 +98,7 @@ def replica_count(values, target: float, *, unready: int = 0, tolerance: float =
     new_ratio = sum(counted) / len(counted) / target
     if _within(new_ratio, tolerance) or (ratio < 1.0 < new_ratio) or (ratio > 1.0 > new_ratio):
         return current
-    proposal = _ceil(new_ratio * len(counted))
+    proposal = _check.ceil_count(new_ratio * len(counted))
     if (new_ratio < 1.0 and proposal > current) or (new_ratio > 1.0 and proposal < current):
         return current
     return proposal
@@ -121,7 +117,7 @@ def external_replica_count(current: int, total: float, target_average: float, *,
     tolerance = _check.non_negative("tolerance", tolerance)
     if current > 0 and _within(total / (target_average * current), tolerance):
         return current
-    return _ceil(total / target_average)
+    return _check.ceil_count(total / target_average)
 
 
 # ------------------------------------------------------------------ stabilization
@@ -212,9 +208,9 @@ def _rate_limit(current: int, events, now: float, rules: Rules, *, up: bool) -> 
         if p.kind == "Pods":
             limits.append(start + int(p.value) if up else start - int(p.value))
         elif up:
-            limits.append(_ceil(start * (1 + p.value / 100)))
+            limits.append(_check.ceil_count(start * (1 + p.value / 100)))
         else:
-            limits.append(math.floor(round(start * (1 - p.value / 100), 9)))
+            limits.append(_check.floor_count(start * (1 - p.value / 100)))
     permissive, strict = (max, min) if up else (min, max)
     return permissive(limits) if rules.select == "Max" else strict(limits)
 
@@ -367,8 +363,8 @@ class KnativeAutoscaler:
         panic = [c for t, c in self.samples if t > now - self.panic_window_s]
         lo = math.floor(ready / self.max_scale_down_rate)
         hi = math.ceil(ready * self.max_scale_up_rate)
-        want_stable = min(max(_ceil(sum(stable) / len(stable) / self.target), lo), hi)
-        want_panic = min(max(_ceil(sum(panic) / len(panic) / self.target), lo), hi)
+        want_stable = min(max(_check.ceil_count(sum(stable) / len(stable) / self.target), lo), hi)
+        want_panic = min(max(_check.ceil_count(sum(panic) / len(panic) / self.target), lo), hi)
         over = want_panic / ready >= self.panic_threshold
         if over:
             self.panicking, self.panic_since = True, now

@@ -24,14 +24,15 @@ import numpy as np
 import sympy as sp
 
 from . import _check
+from .example import EXAMPLE
 from .loadgen import AZURE_CONVERSATION, LengthMix, gamma_arrivals, identical, poisson_arrivals
 from .replica import ReplicaModel, Trace, simulate_open
 
-TTFT_SLO_S = 1.0
-"""τ_TTFT default: 1 s, the classic limit for a response to feel uninterrupted (Nielsen, 1993)."""
-TPOT_SLO_S = 0.05
-"""τ_TPOT default: 50 ms per token, 20 tokens/s, faster than people read (about 4–5 words/s)."""
-QUOTA = 0.9
+TTFT_SLO_S = EXAMPLE.ttft_slo_s
+"""τ_TTFT default (the running example's promise)."""
+TPOT_SLO_S = EXAMPLE.tpot_slo_s
+"""τ_TPOT default (the running example's promise)."""
+QUOTA = EXAMPLE.quota
 """Share of requests that must meet the SLOs."""
 
 lam_, mu_, tau_, w_, q_ = sp.symbols("lambda mu tau w q", positive=True)

@@ -161,9 +161,10 @@ def build_parser() -> argparse.ArgumentParser:
     cap.add_argument("--tau", type=float, help="M/M/1 residence-time threshold, s")
     cap.add_argument("--rates", type=_grid, default=_grid("1:10:0.5"),
                      help="grid of rates: start:stop:step or a,b,c (default: 1:10:0.5)")
-    cap.add_argument("--quota", type=float, default=0.9, help="required share, in (0, 1) (default: 0.9)")
-    cap.add_argument("--ttft-slo", type=float, default=1.0, help="TTFT SLO, s (default: 1.0)")
-    cap.add_argument("--tpot-slo", type=float, default=0.05, help="TPOT SLO, s (default: 0.05)")
+    cap.add_argument("--quota", type=float, default=EXAMPLE.quota,
+                     help="required share, in (0, 1) (default: %(default)s)")
+    cap.add_argument("--ttft-slo", type=float, default=EXAMPLE.ttft_slo_s, help="TTFT SLO, s (default: %(default)s)")
+    cap.add_argument("--tpot-slo", type=float, default=EXAMPLE.tpot_slo_s, help="TPOT SLO, s (default: %(default)s)")
     cap.add_argument("--mix", choices=("azure", "identical"), default="azure",
                      help="request lengths: the Azure conversation mix or identical requests")
     cap.add_argument("--requests", type=int, default=5000, help="requests per rate (default: 5000)")

@@ -169,7 +169,7 @@ class Proportional(Controller):
         self.recent: list = []
 
     def decide(self, m: Metrics) -> int:
-        need = max(1, math.ceil(round(m.in_flight / self.target, 9)))
+        need = max(1, _check.ceil_count(m.in_flight / self.target))
         self.recent = [(t, n) for t, n in self.recent if t > m.now - self.down_window_s] + [(m.now, need)]
         current = m.ready + m.starting
         if self.count_starting:

@@ -54,6 +54,12 @@ class RunningExample:
     """Size of one attention head."""
     context_tokens: int = 2000
     """n_ctx: context of a sequence in the decode roofline example."""
+    ttft_slo_s: float = 1.0
+    """τ_TTFT: 1 s, the classic limit for a response to feel uninterrupted (Nielsen, 1993)."""
+    tpot_slo_s: float = 0.05
+    """τ_TPOT: 50 ms per token, 20 tokens/s, faster than people read (about 4–5 words/s)."""
+    quota: float = 0.9
+    """q: the share of requests that must meet both SLOs."""
     startup_min: int = 8
     """T_start of the simulated day, in minutes."""
     big_model_params: float = 70e9

@@ -13,7 +13,6 @@ Both are solved below with sympy from the same inequality.
 
 from __future__ import annotations
 
-import math
 from functools import cache
 
 import sympy as sp
@@ -69,11 +68,6 @@ def _step_fn():
     return sp.lambdify((step, rho, mu), step_reserve_expression(), "math")
 
 
-def _ceil(x: float) -> int:
-    # A product like 0.3 * 8 / 6.4 can land a hair above an integer; round that away first.
-    return math.ceil(round(x, 9))
-
-
 def ramp_reserve(ramp_rps_per_s: float, startup_s: float, capacity_rps: float,
                  target: float) -> int:
     """⌈λ'_max T_start / (ρ* μ*)⌉: spare replicas for a ramp of ``ramp_rps_per_s`` (req/s per s)."""
@@ -81,7 +75,7 @@ def ramp_reserve(ramp_rps_per_s: float, startup_s: float, capacity_rps: float,
     startup_s = _check.non_negative("startup_s", startup_s)
     capacity_rps = _check.positive("capacity_rps", capacity_rps)
     target = _check.fraction("target", target)
-    return _ceil(_ramp_fn()(ramp_rps_per_s, startup_s, target, capacity_rps))
+    return _check.ceil_count(_ramp_fn()(ramp_rps_per_s, startup_s, target, capacity_rps))
 
 
 def step_reserve(step_rps: float, capacity_rps: float, target: float) -> int:
@@ -89,7 +83,7 @@ def step_reserve(step_rps: float, capacity_rps: float, target: float) -> int:
     step_rps = _check.non_negative("step_rps", step_rps)
     capacity_rps = _check.positive("capacity_rps", capacity_rps)
     target = _check.fraction("target", target)
-    return _ceil(_step_fn()(step_rps, target, capacity_rps))
+    return _check.ceil_count(_step_fn()(step_rps, target, capacity_rps))
 
 
 def ramp_load(ramp_per_min: float, startup_min: float) -> float:
