@@ -1,14 +1,18 @@
-# make book   execute every chapter and build the site into _build/html
-# make test   strict site build, then unit tests + nbval over every chapter + the browser test
-# make bench  speed figures against a peer (benchmarks/)
+# make notebooks  execute the chapters whose inputs changed into their .ipynb twins (tools/notebooks.py)
+# make book       refresh the notebooks, then build the site from their stored outputs into _build/html
+# make test       lint, then a strict site build from the stored outputs, then one pytest run: unit tests,
+#                 nbval re-running and comparing every notebook cell, and the browser test of every page
+# make bench      speed figures against a peer (benchmarks/)
 # Each target creates .venv with every pinned dependency when it is missing or out of date.
+# Each chapter is executed once per command: by `make notebooks` in `make book`, by nbval in `make test`.
 
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
+JOBS   ?= 2
 
-.PHONY: book test bench clean
+.PHONY: notebooks book test lint bench clean
 
 # The browser test drives Debian's Chromium (installed here when missing; needs root, as in CI).
 CHROMEDRIVER := /usr/bin/chromedriver
@@ -32,14 +36,22 @@ $(CHROMEDRIVER):
 	apt-get update -qq
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver > /dev/null
 
-book: $(STAMP) $(MATHJAX)
+notebooks: $(STAMP)
+	$(BIN)/python tools/notebooks.py --jobs $(JOBS)
+
+book: notebooks $(MATHJAX)
 	$(BIN)/jupyter-book build --keep-going .
 	@echo "site: $(CURDIR)/_build/html/index.html"
 
-test: $(STAMP) $(MATHJAX) $(CHROMEDRIVER)
+lint: $(STAMP)
+	$(BIN)/ruff check src tests benchmarks tools chapters intro.ipynb
+
+test: lint $(MATHJAX) $(CHROMEDRIVER)
+	$(BIN)/python tools/notebooks.py --check
 	$(BIN)/jupyter-book build -W -n --keep-going .
 	@echo "strict build passed: zero warnings"
-	$(BIN)/python -m pytest tests chapters --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg
+	$(BIN)/python -m pytest -n $(JOBS) --dist loadscope tests chapters intro.ipynb \
+	    --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg
 
 bench: $(STAMP)
 	@for b in benchmarks/bench_*.py; do [ -e "$$b" ] || continue; $(BIN)/python "$$b"; done

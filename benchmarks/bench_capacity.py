@@ -47,7 +47,9 @@ def main():
     n = 1000
     fast = best_of(3, lambda: same_work(simulate_open, n))
     slow = best_of(1, lambda: same_work(simpy_open, n))
-    print(f"same work, 20 rates x {n} requests: replicaplan {fast * 1e3:.0f} ms, simpy {slow:.1f} s")
+    print(
+        f"same work, 20 rates x {n} requests: replicaplan {fast * 1e3:.0f} ms, simpy {slow:.1f} s"
+    )
     print(f"ratio simpy / replicaplan: {slow / fast:.0f}x  (target >= 20x)")
     print(f"simpy on the full sweep, extrapolated: {slow * 5000 / n:.0f} s")
 

@@ -13,7 +13,17 @@ import simpy
 
 
 class _Request:
-    __slots__ = ("index", "arrival", "prompt", "output", "first", "end", "done_tokens", "user", "finished")
+    __slots__ = (
+        "index",
+        "arrival",
+        "prompt",
+        "output",
+        "first",
+        "end",
+        "done_tokens",
+        "user",
+        "finished",
+    )
 
     def __init__(self, index, arrival, prompt, output, user=None):
         self.index, self.arrival, self.prompt, self.output = index, arrival, prompt, output
@@ -51,9 +61,9 @@ class SimpyReplica:
             if running:
                 duration += float(model.tpot(len(running)))
             yield env.timeout(duration)
-            for r in running:                  # one decode token for each running sequence
+            for r in running:  # one decode token for each running sequence
                 r.done_tokens += 1
-            for r in admitted:                 # the prefill produced the first token
+            for r in admitted:  # the prefill produced the first token
                 r.first = env.now
                 r.done_tokens = 1
             still = []
@@ -70,8 +80,11 @@ class SimpyReplica:
 
 def _result(replica):
     reqs = sorted(replica.requests, key=lambda r: r.index)
-    return (np.array([r.arrival for r in reqs]), np.array([r.first for r in reqs]),
-            np.array([r.end for r in reqs]))
+    return (
+        np.array([r.arrival for r in reqs]),
+        np.array([r.first for r in reqs]),
+        np.array([r.end for r in reqs]),
+    )
 
 
 def simpy_open(model, arrival, prompt, output):
@@ -91,7 +104,7 @@ def simpy_open(model, arrival, prompt, output):
 
 
 def simpy_closed(model, users, think, prompt, output, start):
-    """Closed loop: each user sends, waits for the answer, thinks, sends again (n requests in all)."""
+    """Closed loop: each user sends, waits for the answer, thinks, sends again (n requests)."""
     env = simpy.Environment()
     replica = SimpyReplica(env, model)
     n = len(prompt)

@@ -4,11 +4,19 @@ import pytest
 import sympy as sp
 
 from replicaplan import autoscaler as hpa
-from replicaplan.autoscaler import (HorizontalAutoscaler, KnativeAutoscaler, Policy, Rules,
-                                    external_replica_count, limit_rate, replica_count, stabilize)
-
+from replicaplan.autoscaler import (
+    HorizontalAutoscaler,
+    KnativeAutoscaler,
+    Policy,
+    Rules,
+    external_replica_count,
+    limit_rate,
+    replica_count,
+    stabilize,
+)
 
 # ---------------------------------------------------------------- Kubernetes' published cases
+
 
 def test_three_replicas_at_30_50_70_with_target_30():
     assert replica_count([30, 50, 70], 30) == 5
@@ -39,11 +47,12 @@ def test_documented_algorithm_example():
 
 # ---------------------------------------------------------------- tolerance and corrections
 
+
 def test_tolerance_inclusive_at_both_ends():
-    assert replica_count([11.0] * 4, 10.0) == 4              # ratio 1.1
-    assert replica_count([9.0] * 4, 10.0) == 4               # ratio 0.9
+    assert replica_count([11.0] * 4, 10.0) == 4  # ratio 1.1
+    assert replica_count([9.0] * 4, 10.0) == 4  # ratio 0.9
     assert replica_count([11.01] * 4, 10.0) == 5
-    assert replica_count([8.99] * 4, 10.0) == 4              # ⌈0.899·4⌉ = 4
+    assert replica_count([8.99] * 4, 10.0) == 4  # ⌈0.899·4⌉ = 4
     assert replica_count([8.0] * 10, 10.0) == 8
 
 
@@ -64,7 +73,7 @@ def test_missing_metrics_dampen_both_directions():
 
 
 def test_unready_left_out_on_a_scale_down():
-    assert replica_count([10, 10], 30, unready=2) == 1      # ⌈(1/3)·2⌉; unready only counted going up
+    assert replica_count([10, 10], 30, unready=2) == 1  # ⌈(1/3)·2⌉; unready only counted going up
 
 
 def test_source_examples_of_the_elementary_level():
@@ -82,9 +91,10 @@ def test_external_from_zero():
 
 # ---------------------------------------------------------------- stabilization and rates
 
+
 def test_up_window_waits_for_agreement():
     history = [(-30.0, 4), (-10.0, 9)]
-    assert stabilize(4, 10, history, now=0.0, up_window_s=60) == 4   # min of 4, 9, 10
+    assert stabilize(4, 10, history, now=0.0, up_window_s=60) == 4  # min of 4, 9, 10
     assert stabilize(4, 10, history, now=0.0, up_window_s=20) == 9
 
 
@@ -92,7 +102,7 @@ def test_rate_limit_counts_recent_changes():
     # 10 → 20 happened 5 s ago; within the same 15 s period only 4 pods or 100 % of 10 more
     assert limit_rate(20, 100, [(-5.0, 10)], now=0.0) == 20
     assert limit_rate(20, 100, [(-20.0, 10)], now=0.0) == 40
-    assert limit_rate(3, 100, [], now=0.0) == 7                      # 4 pods beats 100 % of 3
+    assert limit_rate(3, 100, [], now=0.0) == 7  # 4 pods beats 100 % of 3
 
 
 def test_rate_limit_down_and_bounds():
@@ -100,7 +110,7 @@ def test_rate_limit_down_and_bounds():
     assert limit_rate(10, 2, [], now=0.0, down=slow) == 9
     assert limit_rate(10, 2, [(-30.0, -1)], now=0.0, down=slow) == 10
     half = Rules((Policy("Percent", 50, 60),), "Max", 0)
-    assert limit_rate(9, 1, [], now=0.0, down=half) == 4             # ⌊9 · 0.5⌋
+    assert limit_rate(9, 1, [], now=0.0, down=half) == 4  # ⌊9 · 0.5⌋
     assert limit_rate(10, 0, [], now=0.0, min_replicas=2) == 2
     assert limit_rate(10, 50, [], now=0.0, max_replicas=12) == 12
     assert limit_rate(10, 50, [], now=0.0, up=Rules(select="Disabled")) == 10
@@ -113,14 +123,14 @@ def test_select_min_takes_the_stricter_policy():
 
 def test_controller_composes_the_three_stages():
     a = HorizontalAutoscaler(target=10.0, replicas=10)
-    assert a.step(0.0, [50.0] * 10) == 20                             # rate-limited doubling
+    assert a.step(0.0, [50.0] * 10) == 20  # rate-limited doubling
     assert a.step(15.0, [25.0] * 20) == 40
-    assert a.step(30.0, [1.0] * 40) == 40                             # down window holds
+    assert a.step(30.0, [1.0] * 40) == 40  # down window holds
     t = 30.0
     while t < 330.0:
         t += 15.0
         n = a.step(t, [1.0] * a.replicas)
-    assert n == 4                                                      # after 300 s it scales down
+    assert n == 4  # after 300 s it scales down
 
 
 def test_external_controller():
@@ -133,43 +143,46 @@ def test_kpa_panics_on_a_burst_and_does_not_scale_down_while_panicking():
     for t in range(0, 60, 2):
         k.step(float(t), 20.0, ready=2)
     assert k.replicas == 2 and not k.panicking
-    k.step(60.0, 200.0, ready=2)                                      # panic window avg jumps
+    k.step(60.0, 200.0, ready=2)  # panic window avg jumps
     assert k.panicking and k.replicas >= 4
     peak = k.replicas
     k.step(62.0, 20.0, ready=peak)
-    assert k.replicas == peak                                         # no scale-down in panic
+    assert k.replicas == peak  # no scale-down in panic
     t = 62.0
     while k.panicking:
         t += 2
         k.step(t, 20.0, ready=k.replicas)
-    assert t - 60.0 >= 60.0                                           # a whole stable window
+    assert t - 60.0 >= 60.0  # a whole stable window
     assert k.replicas < peak
 
 
 def test_kpa_scale_down_rate():
     k = KnativeAutoscaler(target=10.0, replicas=10)
-    assert k.step(0.0, 0.0, ready=10) == 5                            # at most halve per tick
+    assert k.step(0.0, 0.0, ready=10) == 5  # at most halve per tick
 
 
-@pytest.mark.parametrize("call, name", [
-    (lambda: replica_count([1.0], 0), "target"),
-    (lambda: replica_count([1.0], 1, tolerance=-0.1), "tolerance"),
-    (lambda: replica_count([1.0, math.nan], 1), r"values\[1\]"),
-    (lambda: replica_count([None], 1), "values"),
-    (lambda: stabilize(1, 1, [], 0, down_window_s=-1), "down_window_s"),
-    (lambda: stabilize(1, 1, [], 0, up_window_s=-1), "up_window_s"),
-    (lambda: limit_rate(1, 2, [], 0, min_replicas=5, max_replicas=2), "min_replicas"),
-    (lambda: Policy("Percent", 0, 15), "value"),
-    (lambda: Policy("Percent", -10, 15), "value"),
-    (lambda: Policy("Nodes", 1, 15), "kind"),
-    (lambda: Rules((), "Max"), "policies"),
-    (lambda: Rules((Policy("Pods", 1, 1),), "Avg"), "select"),
-    (lambda: external_replica_count(1, 1, 0), "target_average"),
-    (lambda: HorizontalAutoscaler(target=-1), "target"),
-    (lambda: HorizontalAutoscaler(target=1, min_replicas=3, max_replicas=2), "min_replicas"),
-    (lambda: KnativeAutoscaler(target=0), "target"),
-    (lambda: KnativeAutoscaler(target=1, panic_window_s=120), "panic_window_s"),
-])
+@pytest.mark.parametrize(
+    "call, name",
+    [
+        (lambda: replica_count([1.0], 0), "target"),
+        (lambda: replica_count([1.0], 1, tolerance=-0.1), "tolerance"),
+        (lambda: replica_count([1.0, math.nan], 1), r"values\[1\]"),
+        (lambda: replica_count([None], 1), "values"),
+        (lambda: stabilize(1, 1, [], 0, down_window_s=-1), "down_window_s"),
+        (lambda: stabilize(1, 1, [], 0, up_window_s=-1), "up_window_s"),
+        (lambda: limit_rate(1, 2, [], 0, min_replicas=5, max_replicas=2), "min_replicas"),
+        (lambda: Policy("Percent", 0, 15), "value"),
+        (lambda: Policy("Percent", -10, 15), "value"),
+        (lambda: Policy("Nodes", 1, 15), "kind"),
+        (lambda: Rules((), "Max"), "policies"),
+        (lambda: Rules((Policy("Pods", 1, 1),), "Avg"), "select"),
+        (lambda: external_replica_count(1, 1, 0), "target_average"),
+        (lambda: HorizontalAutoscaler(target=-1), "target"),
+        (lambda: HorizontalAutoscaler(target=1, min_replicas=3, max_replicas=2), "min_replicas"),
+        (lambda: KnativeAutoscaler(target=0), "target"),
+        (lambda: KnativeAutoscaler(target=1, panic_window_s=120), "panic_window_s"),
+    ],
+)
 def test_bad_input(call, name):
     with pytest.raises(ValueError, match=name):
         call()

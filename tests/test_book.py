@@ -14,6 +14,7 @@ def test_glue_number_rejects_non_numbers():
 def test_glue_number_unwraps_numpy(monkeypatch):
     seen = {}
     import myst_nb
+
     monkeypatch.setattr(myst_nb, "glue", lambda name, value, display: seen.update({name: value}))
     glue_number("a", np.float64(1.5))
     glue_number("b", np.int64(3))

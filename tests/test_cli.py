@@ -1,8 +1,8 @@
 import json
-
-import pytest
 import subprocess
 import sys
+
+import pytest
 
 from replicaplan.cli import main
 
@@ -19,8 +19,14 @@ def test_day_json(capsys):
     rows = json.loads(capsys.readouterr().out)
     assert [r["policy"] for r in rows][0] == "always at peak"
     assert round(rows[4]["paid_hours"], 1) == 96.1
-    assert set(rows[0]) == {"policy", "paid_hours", "uncovered_minutes", "queued_minutes",
-                            "excess_fraction", "utilization"}
+    assert set(rows[0]) == {
+        "policy",
+        "paid_hours",
+        "uncovered_minutes",
+        "queued_minutes",
+        "excess_fraction",
+        "utilization",
+    }
 
 
 def test_day_options_change_the_result(capsys):
@@ -35,8 +41,12 @@ def test_bad_option_is_a_clear_error(capsys):
 
 
 def test_console_script_installed():
-    out = subprocess.run([sys.executable, "-m", "replicaplan.cli", "day", "--json"],
-                         capture_output=True, text=True, check=True).stdout
+    out = subprocess.run(
+        [sys.executable, "-m", "replicaplan.cli", "day", "--json"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     assert len(json.loads(out)) == 5
 
 
@@ -49,10 +59,27 @@ def test_capacity_json_shape(capsys):
 
 
 def test_capacity_mm1_matches_the_closed_form(capsys):
-    assert main(["capacity", "--model", "mm1", "--mu", "10", "--tau", "1",
-                 "--rates", "7:8:0.25", "--requests", "20000", "--json"]) == 0
+    assert (
+        main(
+            [
+                "capacity",
+                "--model",
+                "mm1",
+                "--mu",
+                "10",
+                "--tau",
+                "1",
+                "--rates",
+                "7:8:0.25",
+                "--requests",
+                "20000",
+                "--json",
+            ]
+        )
+        == 0
+    )
     out = json.loads(capsys.readouterr().out)
-    assert out["mu_star"] in (7.5, 7.75)              # the grid points either side of 10 − ln 10 = 7.70
+    assert out["mu_star"] in (7.5, 7.75)  # the grid points either side of 10 − ln 10 = 7.70
 
 
 def test_capacity_table_and_no_capacity(capsys):
@@ -72,7 +99,10 @@ def test_capacity_bad_input(capsys):
 def test_cost_command(capsys):
     assert main(["cost", "--utilization", "0.36", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
-    assert round(out["cost_per_million"], 2) == 0.60 and round(out["cost_per_million_at_full_use"], 2) == 0.22
+    assert (
+        round(out["cost_per_million"], 2) == 0.60
+        and round(out["cost_per_million_at_full_use"], 2) == 0.22
+    )
     assert main(["cost", "--discount", "0.2", "--lost", "0.5"]) == 0
     assert "never pays off" in capsys.readouterr().out
     assert main(["cost", "--discount", "0.6", "--lost", "0.1", "--json"]) == 0
@@ -92,6 +122,8 @@ def test_roofline_command(capsys):
     assert round(out["mfu"], 3) == 0.041 and round(out["ridge"]) == 333
     assert round(out["intensity_limit"]) == 61 and round(out["ridge_context"]) == 366
     assert main(["roofline", "--bytes-per-param", "1", "--json"]) == 0
-    assert json.loads(capsys.readouterr().out)["mbu_weights_only"] == pytest.approx(8e9 / 0.025 / 3e12)
+    assert json.loads(capsys.readouterr().out)["mbu_weights_only"] == pytest.approx(
+        8e9 / 0.025 / 3e12
+    )
     assert main(["roofline", "--batch", "0"]) == 2
     assert "batch" in capsys.readouterr().err

@@ -1,9 +1,16 @@
 import numpy as np
 import pytest
 
-from replicaplan.autoscaler import Rules, Policy
-from replicaplan.control import (KPA, Fixed, FluidReplica, HPAOn, Proportional, per_second,
-                                 simulate_fleet)
+from replicaplan.autoscaler import Policy, Rules
+from replicaplan.control import (
+    KPA,
+    Fixed,
+    FluidReplica,
+    HPAOn,
+    Proportional,
+    per_second,
+    simulate_fleet,
+)
 from replicaplan.day import reference_traffic
 from replicaplan.example import EXAMPLE
 
@@ -33,7 +40,7 @@ def test_concurrency_hpa_holds_its_target():
     # whole replicas and the down window keep it at or a little below the target, never above
     # the tolerance band
     assert 0.75 * L_STAR < per.mean() <= 1.1 * L_STAR
-    need = 40.0 / float(FluidReplica().completion_rate(L_STAR))   # replicas at exactly L*
+    need = 40.0 / float(FluidReplica().completion_rate(L_STAR))  # replicas at exactly L*
     assert abs(run.ready[3600:].mean() - need) < 1.0
 
 
@@ -41,13 +48,13 @@ def test_gpu_utilization_saturates_and_overprovisions():
     traffic = np.full(3 * 3600, 40.0)
     on_util = simulate_fleet(traffic, HPAOn({"gpu_utilization": 0.8}), startup_s=60)
     on_conc = simulate_fleet(traffic, HPAOn({"concurrency": L_STAR}), startup_s=60)
-    assert on_util.gpu_utilization[:60].min() > 0.99            # saturated at the start
+    assert on_util.gpu_utilization[:60].min() > 0.99  # saturated at the start
     assert on_util.ready[-1] > 3 * on_conc.ready[-1]
     assert on_util.utilization < 0.3 < on_conc.utilization
 
 
 def test_counting_starters_limits_the_overshoot():
-    rate = per_second(reference_traffic())[20 * 3600: 22 * 3600]
+    rate = per_second(reference_traffic())[20 * 3600 : 22 * 3600]
     counted = simulate_fleet(rate, Proportional(L_STAR), startup_s=480)
     blind = simulate_fleet(rate, Proportional(L_STAR, count_starting=False), startup_s=480)
     assert blind.paid.max() > 2 * counted.paid.max()
@@ -55,15 +62,18 @@ def test_counting_starters_limits_the_overshoot():
 
 
 def test_down_window_prevents_flapping():
-    rng_day = per_second(reference_traffic())[10 * 3600: 14 * 3600]
-    flappy = simulate_fleet(rng_day, HPAOn({"concurrency": L_STAR},
-                                           down=Rules((Policy("Percent", 100, 15),), "Max", 0.0)), startup_s=60)
+    rng_day = per_second(reference_traffic())[10 * 3600 : 14 * 3600]
+    flappy = simulate_fleet(
+        rng_day,
+        HPAOn({"concurrency": L_STAR}, down=Rules((Policy("Percent", 100, 15),), "Max", 0.0)),
+        startup_s=60,
+    )
     steady = simulate_fleet(rng_day, HPAOn({"concurrency": L_STAR}), startup_s=60)
     assert flappy.scale_changes > 2 * steady.scale_changes
 
 
 def test_kpa_runs_and_reacts_to_the_step():
-    rate = per_second(reference_traffic())[20 * 3600: 22 * 3600]
+    rate = per_second(reference_traffic())[20 * 3600 : 22 * 3600]
     run = simulate_fleet(rate, KPA(L_STAR), startup_s=60)
     assert run.ready[3600 + 600] > run.ready[3500]
 
@@ -82,16 +92,19 @@ def test_paid_counts_starting_replicas():
     assert (run.paid > run.ready).any()
 
 
-@pytest.mark.parametrize("call, name", [
-    (lambda: HPAOn({"latency": 1.0}), "metric"),
-    (lambda: HPAOn({}), "targets"),
-    (lambda: HPAOn({"concurrency": 0}), "concurrency"),
-    (lambda: simulate_fleet([1.0, -1.0], Fixed(1)), "rate"),
-    (lambda: simulate_fleet([1.0], Fixed(1), startup_s=-1), "startup_s"),
-    (lambda: Fixed(0), "replicas"),
-    (lambda: Proportional(0), "target"),
-    (lambda: FluidReplica(output_tokens=0), "output_tokens"),
-])
+@pytest.mark.parametrize(
+    "call, name",
+    [
+        (lambda: HPAOn({"latency": 1.0}), "metric"),
+        (lambda: HPAOn({}), "targets"),
+        (lambda: HPAOn({"concurrency": 0}), "concurrency"),
+        (lambda: simulate_fleet([1.0, -1.0], Fixed(1)), "rate"),
+        (lambda: simulate_fleet([1.0], Fixed(1), startup_s=-1), "startup_s"),
+        (lambda: Fixed(0), "replicas"),
+        (lambda: Proportional(0), "target"),
+        (lambda: FluidReplica(output_tokens=0), "output_tokens"),
+    ],
+)
 def test_bad_input(call, name):
     with pytest.raises(ValueError, match=name):
         call()

@@ -8,11 +8,11 @@ from replicaplan.day import policy_table
 def test_symbolic_forms():
     assert sp.simplify(cost.cost_per_token_expression() - cost.C / (3600 * cost.nu * cost.rho)) == 0
     assert sp.simplify(cost.spot_factor_expression() - (1 - cost.d) / (1 - cost.omega)) == 0
-    assert cost.spot_break_even() == cost.omega                    # pays off iff d > ω
+    assert cost.spot_break_even() == cost.omega  # pays off iff d > ω
 
 
 def test_source_numbers():
-    assert cost.tokens_per_hour(2560) == pytest.approx(9.216e6)    # "9.2 million"
+    assert cost.tokens_per_hour(2560) == pytest.approx(9.216e6)  # "9.2 million"
     assert round(cost.cost_per_token(2.0, 2560, 1.0) * 1e6, 2) == 0.22
     assert round(2 / 9.216, 3) == round(cost.cost_per_token(2.0, 2560, 1.0) * 1e6, 3)  # 21.7 cents
     assert round(cost.cost_per_token(2.0, 2560, 0.36) * 1e6, 2) == 0.60
@@ -25,7 +25,9 @@ def test_source_numbers():
 
 def test_idle_capacity_multiplies_the_cost():
     for rho in (0.9, 0.5, 0.2):
-        assert cost.cost_per_token(2.0, 2560, rho) == pytest.approx(cost.cost_per_token(2.0, 2560, 1.0) / rho)
+        assert cost.cost_per_token(2.0, 2560, rho) == pytest.approx(
+            cost.cost_per_token(2.0, 2560, 1.0) / rho
+        )
 
 
 def test_day_priced():
@@ -34,7 +36,9 @@ def test_day_priced():
     always = priced[0]
     assert always.cost == pytest.approx(384.0)
     # the always-on fleet pays 1/ρ̄ times the full-use price per token
-    assert always.per_million == pytest.approx(cost.cost_per_token(2.0, 2560, always.utilization) * 1e6, rel=1e-9)
+    assert always.per_million == pytest.approx(
+        cost.cost_per_token(2.0, 2560, always.utilization) * 1e6, rel=1e-9
+    )
     assert min(p.per_million for p in priced) in (priced[1].per_million, priced[2].per_million)
 
 
@@ -44,16 +48,19 @@ def test_phase_prices():
     assert prices["output_to_input"] > 5
 
 
-@pytest.mark.parametrize("call, name", [
-    (lambda: cost.cost_per_token(2, 2560, 0), "utilization"),
-    (lambda: cost.cost_per_token(2, 2560, 1.2), "utilization"),
-    (lambda: cost.cost_per_token(0, 2560, 1), "price_per_hour"),
-    (lambda: cost.cost_per_token(2, -1, 1), "tokens_per_s"),
-    (lambda: cost.spot_cost_factor(1.0, 0.1), "discount"),
-    (lambda: cost.spot_cost_factor(-0.1, 0.1), "discount"),
-    (lambda: cost.spot_cost_factor(0.5, 1.0), "lost_fraction"),
-    (lambda: cost.spot_cost_factor(0.5, -0.2), "lost_fraction"),
-])
+@pytest.mark.parametrize(
+    "call, name",
+    [
+        (lambda: cost.cost_per_token(2, 2560, 0), "utilization"),
+        (lambda: cost.cost_per_token(2, 2560, 1.2), "utilization"),
+        (lambda: cost.cost_per_token(0, 2560, 1), "price_per_hour"),
+        (lambda: cost.cost_per_token(2, -1, 1), "tokens_per_s"),
+        (lambda: cost.spot_cost_factor(1.0, 0.1), "discount"),
+        (lambda: cost.spot_cost_factor(-0.1, 0.1), "discount"),
+        (lambda: cost.spot_cost_factor(0.5, 1.0), "lost_fraction"),
+        (lambda: cost.spot_cost_factor(0.5, -0.2), "lost_fraction"),
+    ],
+)
 def test_bad_input(call, name):
     with pytest.raises(ValueError, match=name):
         call()

@@ -6,8 +6,13 @@ import numpy as np
 import pytest
 
 from replicaplan.day import (
-    MINUTES_PER_DAY, event_request_line, format_policy_table, policy_table, reference_traffic,
-    replicas_wanted, simulate_day,
+    MINUTES_PER_DAY,
+    event_request_line,
+    format_policy_table,
+    policy_table,
+    reference_traffic,
+    replicas_wanted,
+    simulate_day,
 )
 
 # The policy table as printed in the source chapter (its columns: hours, uncovered minutes,
@@ -30,9 +35,9 @@ def test_traffic_shape():
     rate = reference_traffic()
     assert rate.shape == (MINUTES_PER_DAY,)
     assert rate.min() == 12.0
-    assert rate[14 * 60] == 60.0                       # the hump peaks at 14:00
+    assert rate[14 * 60] == 60.0  # the hump peaks at 14:00
     assert rate[21 * 60] == 42.0 and rate[21 * 60 + 19] == 42.0 and rate[21 * 60 + 20] == 12.0
-    assert np.all(rate[: 9 * 60] == 12.0)              # flat night before the hump starts
+    assert np.all(rate[: 9 * 60] == 12.0)  # flat night before the hump starts
 
 
 @pytest.mark.parametrize("i", range(5))
@@ -49,7 +54,7 @@ def test_policy_table_digit_for_digit(rows, i):
 def test_formatted_table_has_the_source_rows(rows):
     text = format_policy_table(rows).splitlines()
     assert len(text) == 6
-    for line, (hours, uncovered, queued, excess, use) in zip(text[1:], SOURCE_TABLE):
+    for line, (hours, uncovered, queued, excess, use) in zip(text[1:], SOURCE_TABLE, strict=True):
         assert line.split()[-5:] == [hours, str(uncovered), str(queued), excess, use]
 
 
@@ -61,10 +66,10 @@ def test_facts_drawn_from_the_table(rows):
     rate = reference_traffic()
     peak_fleet = rows[0][1].ready[0]
     assert peak_fleet == 8
-    assert round(rate.max() / (peak_fleet * 8.0), 2) == 0.94          # 94 % busy at the peak
-    assert replicas_wanted(rate.max(), 8.0, 0.8) == 10                 # the 80 % target wants 10
+    assert round(rate.max() / (peak_fleet * 8.0), 2) == 0.94  # 94 % busy at the peak
+    assert replicas_wanted(rate.max(), 8.0, 0.8) == 10  # the 80 % target wants 10
     assert rows[3][1].paid_hours - rows[2][1].paid_hours == pytest.approx(72.0)
-    spares_ready = rows[3][1].ready[21 * 60]                           # at 21:00, before new ones
+    spares_ready = rows[3][1].ready[21 * 60]  # at 21:00, before new ones
     assert spares_ready * 8.0 == 40.0 and rate[21 * 60] == 42.0
 
 
@@ -90,10 +95,10 @@ def test_scale_down_waits_for_the_window():
 def test_backlog_is_carried():
     # one replica of 8 req/s: minute 0 leaves 8 req/s × 60 s = 480 requests behind
     r = simulate_day(np.array([16.0, 4.0, 0.0, 0.0]), fixed=1)
-    assert r.uncovered_minutes == 1                    # only the first minute is short
+    assert r.uncovered_minutes == 1  # only the first minute is short
     assert list(r.queued) == [True, True, False, False]  # 480 → 240 → 0
     r2 = simulate_day(np.array([16.0, 7.0, 7.0]), fixed=1)
-    assert list(r2.queued) == [True, True, True]       # drains at 60 requests a minute
+    assert list(r2.queued) == [True, True, True]  # drains at 60 requests a minute
 
 
 @pytest.fixture(scope="module")
@@ -102,10 +107,17 @@ def random_days():
     return [np.round(rng.gamma(2.0, 10.0, size=300), 2) for _ in range(6)]
 
 
-@pytest.mark.parametrize("kwargs", [
-    dict(startup_min=0), dict(startup_min=1), dict(startup_min=8),
-    dict(startup_min=8, reserve=3), dict(startup_min=8, calendar=True), dict(fixed=9),
-])
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        dict(startup_min=0),
+        dict(startup_min=1),
+        dict(startup_min=8),
+        dict(startup_min=8, reserve=3),
+        dict(startup_min=8, calendar=True),
+        dict(fixed=9),
+    ],
+)
 def test_invariants(random_days, kwargs):
     for rate in random_days:
         r = simulate_day(rate, **kwargs)
@@ -117,42 +129,50 @@ def test_invariants(random_days, kwargs):
         assert np.all(r.queued[r.excess > 0])
 
 
-@pytest.mark.parametrize("kwargs", [
-    dict(startup_min=1), dict(startup_min=8), dict(startup_min=8, calendar=True),
-    dict(startup_min=8, reserve=2),
-])
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        dict(startup_min=1),
+        dict(startup_min=8),
+        dict(startup_min=8, calendar=True),
+        dict(startup_min=8, reserve=2),
+    ],
+)
 def test_more_capacity_never_pays_more(random_days, kwargs):
     rate = reference_traffic()
     for day in [rate, *random_days]:
         hours = [simulate_day(day, capacity=c, **kwargs).paid_hours for c in (4, 6, 8, 10, 16)]
-        assert all(a >= b for a, b in zip(hours, hours[1:])), hours
+        assert all(a >= b for a, b in zip(hours, hours[1:], strict=False)), hours
 
 
 def test_reproducible():
     a, b = policy_table(), policy_table()
-    for (_, x), (_, y) in zip(a, b):
+    for (_, x), (_, y) in zip(a, b, strict=True):
         assert np.array_equal(x.paid, y.paid) and x.summary() == y.summary()
 
 
-@pytest.mark.parametrize("kwargs, name", [
-    (dict(rate=[1.0, -1.0]), "rate"),
-    (dict(rate=[1.0, math.nan]), "rate"),
-    (dict(rate=[1.0, math.inf]), "rate"),
-    (dict(rate=[]), "rate"),
-    (dict(rate=[[1.0]]), "rate"),
-    (dict(capacity=0.0), "capacity"),
-    (dict(capacity=-8.0), "capacity"),
-    (dict(target=0.0), "target"),
-    (dict(target=1.01), "target"),
-    (dict(target=math.nan), "target"),
-    (dict(startup_min=-1), "startup_min"),
-    (dict(startup_min=1.5), "startup_min"),
-    (dict(reserve=1.5), "reserve"),
-    (dict(reserve=-1), "reserve"),
-    (dict(reserve=True), "reserve"),
-    (dict(fixed=0), "fixed"),
-    (dict(scale_down_window_min=0), "scale_down_window_min"),
-])
+@pytest.mark.parametrize(
+    "kwargs, name",
+    [
+        (dict(rate=[1.0, -1.0]), "rate"),
+        (dict(rate=[1.0, math.nan]), "rate"),
+        (dict(rate=[1.0, math.inf]), "rate"),
+        (dict(rate=[]), "rate"),
+        (dict(rate=[[1.0]]), "rate"),
+        (dict(capacity=0.0), "capacity"),
+        (dict(capacity=-8.0), "capacity"),
+        (dict(target=0.0), "target"),
+        (dict(target=1.01), "target"),
+        (dict(target=math.nan), "target"),
+        (dict(startup_min=-1), "startup_min"),
+        (dict(startup_min=1.5), "startup_min"),
+        (dict(reserve=1.5), "reserve"),
+        (dict(reserve=-1), "reserve"),
+        (dict(reserve=True), "reserve"),
+        (dict(fixed=0), "fixed"),
+        (dict(scale_down_window_min=0), "scale_down_window_min"),
+    ],
+)
 def test_bad_input(kwargs, name):
     args = dict(rate=reference_traffic()) | kwargs
     with pytest.raises(ValueError, match=name):

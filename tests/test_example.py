@@ -21,7 +21,7 @@ def test_example_is_frozen():
 
 
 def test_grid_figures():
-    assert grid.kettles() == pytest.approx(933_333.3, abs=0.1)     # "more than 900,000"
+    assert grid.kettles() == pytest.approx(933_333.3, abs=0.1)  # "more than 900,000"
     assert grid.ramp_rate() == pytest.approx(110.0)
     with pytest.raises(ValueError, match="kettle_kw"):
         grid.kettles(kettle_kw=0)

@@ -7,7 +7,9 @@ from replicaplan import loadgen as lg
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "azure-llm-inference-2023"
 CONV = DATA / "AzureLLMInferenceTrace_conv.csv"
-needs_data = pytest.mark.skipif(not CONV.exists(), reason="the shared Azure trace is not beside the repo")
+needs_data = pytest.mark.skipif(
+    not CONV.exists(), reason="the shared Azure trace is not beside the repo"
+)
 
 
 def _ranks(x):
@@ -31,8 +33,12 @@ def conv():
 def test_carried_figures_match_the_raw_trace(conv):
     assert conv.prompt.size == 19366
     probs = np.array(lg.TRACE_PROBS) * 100
-    np.testing.assert_allclose(np.percentile(conv.prompt, probs), lg.TRACE_PROMPT_QUANTILES, atol=0.05)
-    np.testing.assert_allclose(np.percentile(conv.output, probs), lg.TRACE_OUTPUT_QUANTILES, atol=0.05)
+    np.testing.assert_allclose(
+        np.percentile(conv.prompt, probs), lg.TRACE_PROMPT_QUANTILES, atol=0.05
+    )
+    np.testing.assert_allclose(
+        np.percentile(conv.output, probs), lg.TRACE_OUTPUT_QUANTILES, atol=0.05
+    )
     assert spearman(conv.prompt, conv.output) == pytest.approx(lg.TRACE_SPEARMAN, abs=5e-5)
     assert conv.prompt.size / conv.arrival[-1] == pytest.approx(lg.TRACE_RATE_RPS, abs=0.005)
 
@@ -75,15 +81,18 @@ def test_read_trace_of_seconds(tmp_path):
     f.write_text("TIMESTAMP,ContextTokens,GeneratedTokens\n5.0,10,3\n2.5,20,0\n")
     tr = lg.read_trace(f)
     assert tr.arrival.tolist() == [0.0, 2.5] and tr.prompt.tolist() == [20, 10]
-    assert tr.output.tolist() == [1, 3]                          # a zero-token answer counts as one
+    assert tr.output.tolist() == [1, 3]  # a zero-token answer counts as one
 
 
-@pytest.mark.parametrize("text, match", [
-    ("TIMESTAMP,ContextTokens\n1,2\n", "missing column.*GeneratedTokens"),
-    ("TIMESTAMP,ContextTokens,GeneratedTokens\n1,2,3\n2,-5,3\n", "row 3.*>= 0"),
-    ("TIMESTAMP,ContextTokens,GeneratedTokens\n1,2,x\n", "row 2.*unreadable"),
-    ("TIMESTAMP,ContextTokens,GeneratedTokens\n", "no requests"),
-])
+@pytest.mark.parametrize(
+    "text, match",
+    [
+        ("TIMESTAMP,ContextTokens\n1,2\n", "missing column.*GeneratedTokens"),
+        ("TIMESTAMP,ContextTokens,GeneratedTokens\n1,2,3\n2,-5,3\n", "row 3.*>= 0"),
+        ("TIMESTAMP,ContextTokens,GeneratedTokens\n1,2,x\n", "row 2.*unreadable"),
+        ("TIMESTAMP,ContextTokens,GeneratedTokens\n", "no requests"),
+    ],
+)
 def test_bad_trace_files(tmp_path, text, match):
     f = tmp_path / "bad.csv"
     f.write_text(text)
@@ -92,13 +101,16 @@ def test_bad_trace_files(tmp_path, text, match):
     assert "bad.csv" in str(err.value)
 
 
-@pytest.mark.parametrize("call, name", [
-    (lambda: lg.poisson_arrivals(0, 10, np.random.default_rng()), "rate"),
-    (lambda: lg.poisson_arrivals(-1, 10, np.random.default_rng()), "rate"),
-    (lambda: lg.gamma_arrivals(1, 0, 10, np.random.default_rng()), "cv"),
-    (lambda: lg.think_times(-1, 10, np.random.default_rng()), "mean_s"),
-    (lambda: lg.identical(0, 1, 1), "n"),
-])
+@pytest.mark.parametrize(
+    "call, name",
+    [
+        (lambda: lg.poisson_arrivals(0, 10, np.random.default_rng()), "rate"),
+        (lambda: lg.poisson_arrivals(-1, 10, np.random.default_rng()), "rate"),
+        (lambda: lg.gamma_arrivals(1, 0, 10, np.random.default_rng()), "cv"),
+        (lambda: lg.think_times(-1, 10, np.random.default_rng()), "mean_s"),
+        (lambda: lg.identical(0, 1, 1), "n"),
+    ],
+)
 def test_bad_input(call, name):
     with pytest.raises(ValueError, match=name):
         call()

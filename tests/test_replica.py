@@ -1,17 +1,17 @@
 import numpy as np
 import pytest
+from replica_simpy import simpy_closed, simpy_open
 
 from replicaplan.loadgen import AZURE_CONVERSATION, poisson_arrivals, think_times
 from replicaplan.replica import ReplicaModel, Trace, simulate_closed, simulate_open
-from replica_simpy import simpy_closed, simpy_open
 
 
 def test_calibration_of_the_running_example():
     m = ReplicaModel()
-    assert m.tpot(64) == pytest.approx(0.025)                    # 25 ms at 64 sequences
-    assert 64 / m.tpot(64) == pytest.approx(2560)                # 2,560 tokens/s
-    assert m.raw_capacity_rps(320) == pytest.approx(8.0)         # μ ≈ 8 req/s
-    assert m.tpot(1) < m.tpot(32) < m.tpot(64)                   # the roofline: more KV, slower
+    assert m.tpot(64) == pytest.approx(0.025)  # 25 ms at 64 sequences
+    assert 64 / m.tpot(64) == pytest.approx(2560)  # 2,560 tokens/s
+    assert m.raw_capacity_rps(320) == pytest.approx(8.0)  # μ ≈ 8 req/s
+    assert m.tpot(1) < m.tpot(32) < m.tpot(64)  # the roofline: more KV, slower
     # weights alone: 16 GB per step at B_eff
     assert m.tpot(0) == pytest.approx(16e9 / m.effective_bandwidth)
     assert m.prefill_s(1000) == pytest.approx(2 * 8e9 * 1000 / (0.5 * 1e15))
@@ -23,7 +23,7 @@ def test_open_loop_matches_simpy(rate, batch):
     n = 300
     arrival = poisson_arrivals(rate, n, rng)
     prompt, output = AZURE_CONVERSATION.sample(n, rng)
-    output = np.minimum(output, 120)                             # keep the simpy run short
+    output = np.minimum(output, 120)  # keep the simpy run short
     model = ReplicaModel(batch=batch)
     fast = simulate_open(model, arrival, prompt, output)
     a, first, end = simpy_open(model, arrival, prompt, output)
@@ -63,7 +63,7 @@ def test_fifo_and_causality():
     prompt, output = AZURE_CONVERSATION.sample(2000, rng)
     tr = simulate_open(ReplicaModel(), arrival, prompt, output)
     assert np.all(tr.first_token >= tr.arrival) and np.all(tr.end >= tr.first_token)
-    assert np.all(np.diff(tr.first_token) >= 0)                  # FIFO admission
+    assert np.all(np.diff(tr.first_token) >= 0)  # FIFO admission
     assert np.all(tr.tpot >= ReplicaModel().tpot(1) - 1e-12)
 
 
@@ -73,13 +73,19 @@ def test_reproducible_bit_for_bit():
         arrival = poisson_arrivals(7.0, 1000, rng)
         prompt, output = AZURE_CONVERSATION.sample(1000, rng)
         return simulate_open(ReplicaModel(), arrival, prompt, output)
+
     a, b = run(), run()
     assert np.array_equal(a.end, b.end) and np.array_equal(a.first_token, b.first_token)
 
 
 def test_trace_metrics():
-    tr = Trace(np.array([0.0, 1.0]), np.array([0.5, 1.2]), np.array([2.5, 1.2]),
-               np.array([10, 10]), np.array([5, 1]))
+    tr = Trace(
+        np.array([0.0, 1.0]),
+        np.array([0.5, 1.2]),
+        np.array([2.5, 1.2]),
+        np.array([10, 10]),
+        np.array([5, 1]),
+    )
     np.testing.assert_allclose(tr.ttft, [0.5, 0.2])
     np.testing.assert_allclose(tr.tpot, [0.5, 0.0])
     np.testing.assert_allclose(tr.latency, [2.5, 0.2])
@@ -87,10 +93,16 @@ def test_trace_metrics():
     assert tr.window(1).arrival.tolist() == [1.0]
 
 
-@pytest.mark.parametrize("kwargs, name", [
-    (dict(batch=0), "batch"), (dict(batch=2.5), "batch"), (dict(tpot_full_s=0), "tpot_full_s"),
-    (dict(prefill_efficiency=1.5), "prefill_efficiency"), (dict(kv_bytes_per_token=-1), "kv_bytes"),
-])
+@pytest.mark.parametrize(
+    "kwargs, name",
+    [
+        (dict(batch=0), "batch"),
+        (dict(batch=2.5), "batch"),
+        (dict(tpot_full_s=0), "tpot_full_s"),
+        (dict(prefill_efficiency=1.5), "prefill_efficiency"),
+        (dict(kv_bytes_per_token=-1), "kv_bytes"),
+    ],
+)
 def test_bad_model(kwargs, name):
     with pytest.raises(ValueError, match=name):
         ReplicaModel(**kwargs)

@@ -1,5 +1,5 @@
-import sympy as sp
 import pytest
+import sympy as sp
 
 from replicaplan import reserve as rs
 
@@ -22,13 +22,13 @@ def test_reserve_satisfies_the_condition_at_equality():
 
 def test_step_of_the_simulated_day():
     # the 21:00 event adds 30 req/s; replicas of 8 req/s kept at 80 %
-    assert rs.step_reserve(30.0, 8.0, 0.8) == 5          # 30 / 6.4 = 4.7 → 5
-    assert rs.step_reserve(32.0, 8.0, 0.8) == 5          # exactly 5, not 6
+    assert rs.step_reserve(30.0, 8.0, 0.8) == 5  # 30 / 6.4 = 4.7 → 5
+    assert rs.step_reserve(32.0, 8.0, 0.8) == 5  # exactly 5, not 6
     assert rs.step_reserve(0.0, 8.0, 0.8) == 0
 
 
 def test_ramp_reserve_grows_with_slope_times_delay():
-    base = rs.ramp_reserve(0.01, 480, 8.0, 0.8)           # 0.01 req/s per s for 8 min: 4.8 req/s
+    base = rs.ramp_reserve(0.01, 480, 8.0, 0.8)  # 0.01 req/s per s for 8 min: 4.8 req/s
     assert base == 1
     assert rs.ramp_reserve(0.02, 480, 8.0, 0.8) == 2
     assert rs.ramp_reserve(0.01, 960, 8.0, 0.8) == 2
@@ -36,7 +36,7 @@ def test_ramp_reserve_grows_with_slope_times_delay():
 
 
 def test_power_station_ramp():
-    assert rs.ramp_load(100.0, 10.0) == 1000.0             # 100 MW/min for 10 min
+    assert rs.ramp_load(100.0, 10.0) == 1000.0  # 100 MW/min for 10 min
 
 
 def test_scale_to_zero():
@@ -46,14 +46,17 @@ def test_scale_to_zero():
     assert not rs.scale_to_zero(idle_s=300, startup_s=480, price_per_hour=2.0)["worth_it"]
 
 
-@pytest.mark.parametrize("call, name", [
-    (lambda: rs.ramp_reserve(-1, 1, 8, 0.8), "ramp_rps_per_s"),
-    (lambda: rs.ramp_reserve(1, -1, 8, 0.8), "startup_s"),
-    (lambda: rs.ramp_reserve(1, 1, 0, 0.8), "capacity_rps"),
-    (lambda: rs.step_reserve(1, 8, 1.2), "target"),
-    (lambda: rs.step_reserve(-3, 8, 0.8), "step_rps"),
-    (lambda: rs.scale_to_zero(1, 1, 0), "price_per_hour"),
-])
+@pytest.mark.parametrize(
+    "call, name",
+    [
+        (lambda: rs.ramp_reserve(-1, 1, 8, 0.8), "ramp_rps_per_s"),
+        (lambda: rs.ramp_reserve(1, -1, 8, 0.8), "startup_s"),
+        (lambda: rs.ramp_reserve(1, 1, 0, 0.8), "capacity_rps"),
+        (lambda: rs.step_reserve(1, 8, 1.2), "target"),
+        (lambda: rs.step_reserve(-3, 8, 0.8), "step_rps"),
+        (lambda: rs.scale_to_zero(1, 1, 0), "price_per_hour"),
+    ],
+)
 def test_bad_input(call, name):
     with pytest.raises(ValueError, match=name):
         call()

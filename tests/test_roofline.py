@@ -11,31 +11,35 @@ def test_source_numbers():
     assert 16e9 / 0.025 == 640e9
     assert round(rf.mbu(16e9, 0, 0.025, 3e12) * 100) == 21
     assert M_KV == 128 * 1024
-    kv = 64 * 2000 * M_KV                         # 64 sequences of a few thousand tokens
-    assert kv == pytest.approx(16e9, rel=0.1)     # "about as large again" as the weights
+    kv = 64 * 2000 * M_KV  # 64 sequences of a few thousand tokens
+    assert kv == pytest.approx(16e9, rel=0.1)  # "about as large again" as the weights
     assert round(rf.intensity_limit(8e9, 2000, M_KV)) == 61
     assert round(rf.ridge(1e15, 3e12)) == 333
     assert round(rf.intensity_limit(8e9, 2000, M_KV) / rf.ridge(1e15, 3e12) * 100) == 18
-    assert rf.ridge_context(8e9, M_KV, 1e15, 3e12) == pytest.approx(366, abs=1)   # "about 370"
+    assert rf.ridge_context(8e9, M_KV, 1e15, 3e12) == pytest.approx(366, abs=1)  # "about 370"
 
 
 def test_symbolic_derivations():
     assert sp.simplify(rf.intensity_limit_expression() - 2 * rf.Np / (rf.n_ * rf.mkv_)) == 0
     assert sp.simplify(rf.ridge_context_expression() - 2 * rf.Np * rf.Bw / (rf.P * rf.mkv_)) == 0
-    assert sp.simplify(rf.mfu_ceiling_expression() - 2 * rf.Np * rf.Bw / (rf.P * rf.n_ * rf.mkv_)) == 0
+    assert (
+        sp.simplify(rf.mfu_ceiling_expression() - 2 * rf.Np * rf.Bw / (rf.P * rf.n_ * rf.mkv_)) == 0
+    )
     assert rf.kv_bytes_expression() == 2 * rf.layers_ * rf.heads_ * rf.hdim_ * rf.bytes_
 
 
 def test_intensity_rises_with_batch_towards_its_limit():
     values = [rf.decode_intensity(8e9, b, 2000, M_KV, 16e9) for b in (1, 8, 64, 512, 10**6)]
-    assert all(a < b for a, b in zip(values, values[1:]))
+    assert all(a < b for a, b in zip(values, values[1:], strict=False))
     assert values[-1] == pytest.approx(rf.intensity_limit(8e9, 2000, M_KV), rel=1e-3)
-    assert rf.decode_intensity(8e9, 1, 0, M_KV, 16e9) == pytest.approx(1.0)   # 2 FLOP per 2-byte weight
+    assert rf.decode_intensity(8e9, 1, 0, M_KV, 16e9) == pytest.approx(
+        1.0
+    )  # 2 FLOP per 2-byte weight
 
 
 def test_levers_at_constant_mbu():
     base = rf.decode_tokens_per_s(16e9, M_KV, 64, 2000, 0.44, 3e12)
-    assert base == pytest.approx(2560, rel=0.02)                  # the running example
+    assert base == pytest.approx(2560, rel=0.02)  # the running example
     int8 = rf.decode_tokens_per_s(8e9, M_KV, 64, 2000, 0.44, 3e12)
     int4 = rf.decode_tokens_per_s(4e9, M_KV, 64, 2000, 0.44, 3e12)
     kv8 = rf.decode_tokens_per_s(16e9, M_KV / 2, 64, 2000, 0.44, 3e12)
@@ -44,15 +48,18 @@ def test_levers_at_constant_mbu():
     assert rf.attainable_flops(10, 1e15, 3e12) == 3e13
 
 
-@pytest.mark.parametrize("call, name", [
-    (lambda: rf.mfu(0, 1, 1), "params"),
-    (lambda: rf.mbu(1, -1, 1, 1), "kv_bytes"),
-    (lambda: rf.mbu(1, 0, 1, 0), "peak_bandwidth"),
-    (lambda: rf.kv_bytes_per_token(0, 8, 128, 2), "layers"),
-    (lambda: rf.decode_intensity(1, 0, 1, 1, 1), "batch"),
-    (lambda: rf.ridge(1, -3), "peak_bandwidth"),
-    (lambda: rf.decode_tokens_per_s(1, 1, 1, 1, 1.5, 1), "mbu_value"),
-])
+@pytest.mark.parametrize(
+    "call, name",
+    [
+        (lambda: rf.mfu(0, 1, 1), "params"),
+        (lambda: rf.mbu(1, -1, 1, 1), "kv_bytes"),
+        (lambda: rf.mbu(1, 0, 1, 0), "peak_bandwidth"),
+        (lambda: rf.kv_bytes_per_token(0, 8, 128, 2), "layers"),
+        (lambda: rf.decode_intensity(1, 0, 1, 1, 1), "batch"),
+        (lambda: rf.ridge(1, -3), "peak_bandwidth"),
+        (lambda: rf.decode_tokens_per_s(1, 1, 1, 1, 1.5, 1), "mbu_value"),
+    ],
+)
 def test_bad_input(call, name):
     with pytest.raises(ValueError, match=name):
         call()

@@ -10,7 +10,11 @@ def chase():
 
 
 def test_measured_cost_agrees_with_the_formula(chase):
-    for cfg in (SpotConfig(), SpotConfig(recovery="resume"), SpotConfig(revocations_per_hour=2.0, discount=0.3)):
+    for cfg in (
+        SpotConfig(),
+        SpotConfig(recovery="resume"),
+        SpotConfig(revocations_per_hour=2.0, discount=0.3),
+    ):
         s = simulate_spot_day(chase, cfg)
         assert s.revocations > 0 and 0 < s.omega < 1
         assert s.spot_factor_measured == pytest.approx(s.spot_factor_formula, rel=1e-12)
@@ -20,7 +24,7 @@ def test_omega_follows_revocation_rate_times_cold_start(chase):
     cfg = SpotConfig(revocations_per_hour=0.5)
     s = simulate_spot_day(chase, cfg)
     expected = s.revocations * cfg.startup_s / 3600 / (s.spot_hours + s.waste_hours)
-    assert s.omega == pytest.approx(expected, rel=0.05)          # the boot dominates the waste
+    assert s.omega == pytest.approx(expected, rel=0.05)  # the boot dominates the waste
     lo = simulate_spot_day(chase, SpotConfig(revocations_per_hour=0.1))
     assert lo.omega < s.omega
 
@@ -55,10 +59,15 @@ def test_reproducible(chase):
     assert simulate_spot_day(chase, seed=4) == simulate_spot_day(chase, seed=4)
 
 
-@pytest.mark.parametrize("kwargs, name", [
-    (dict(discount=1.0), "discount"), (dict(revocations_per_hour=-1), "revocations_per_hour"),
-    (dict(recovery="pray"), "recovery"), (dict(notice_s=-5), "notice_s"),
-])
+@pytest.mark.parametrize(
+    "kwargs, name",
+    [
+        (dict(discount=1.0), "discount"),
+        (dict(revocations_per_hour=-1), "revocations_per_hour"),
+        (dict(recovery="pray"), "recovery"),
+        (dict(notice_s=-5), "notice_s"),
+    ],
+)
 def test_bad_config(kwargs, name):
     with pytest.raises(ValueError, match=name):
         SpotConfig(**kwargs)

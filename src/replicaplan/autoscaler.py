@@ -39,7 +39,7 @@ def proportional_rule_expression() -> sp.Expr:
 
 
 def tolerance_band() -> tuple[sp.Expr, sp.Expr]:
-    """The metric values that cause no change: |metric/target − 1| ≤ tolerance, solved for metric."""
+    """Metric values that cause no change: |metric/target − 1| ≤ tolerance, solved for metric."""
     lo = sp.solve(sp.Eq(m / target_sym, 1 - tol), m)[0]
     hi = sp.solve(sp.Eq(m / target_sym, 1 + tol), m)[0]
     return lo, hi
@@ -88,7 +88,9 @@ def replica_count(values, target: float, *, unready: int = 0, tolerance: float =
     if not scale_up_with_unready and missing == 0:
         if _within(ratio, tolerance):
             return current
-        return _check.ceil_count(_proportional_fn()(len(present), sum(present) / len(present), target))
+        return _check.ceil_count(
+            _proportional_fn()(len(present), sum(present) / len(present), target)
+        )
 
     counted = list(present)
     if missing:
@@ -104,8 +106,9 @@ def replica_count(values, target: float, *, unready: int = 0, tolerance: float =
     return proposal
 
 
-def external_replica_count(current: int, total: float, target_average: float, *,
-                           tolerance: float = 0.1) -> int:
+def external_replica_count(
+    current: int, total: float, target_average: float, *, tolerance: float = 0.1
+) -> int:
     """Replicas for an external total (a queue length, say) with an average-value target.
 
     This is how KEDA feeds the HPA: ⌈total / target⌉, unless total/(target · current) is within
@@ -122,8 +125,16 @@ def external_replica_count(current: int, total: float, target_average: float, *,
 
 # ------------------------------------------------------------------ stabilization
 
-def stabilize(current: int, desired: int, history, now: float, *, up_window_s: float = 0.0,
-              down_window_s: float = 300.0) -> int:
+
+def stabilize(
+    current: int,
+    desired: int,
+    history,
+    now: float,
+    *,
+    up_window_s: float = 0.0,
+    down_window_s: float = 300.0,
+) -> int:
     """Hold the recommendation inside the stabilization windows.
 
     ``history`` is a list of (time_s, recommendation). The result is ``current`` clamped into
@@ -146,6 +157,7 @@ def stabilize(current: int, desired: int, history, now: float, *, up_window_s: f
 
 # ------------------------------------------------------------------ rate limits
 
+
 @dataclass(frozen=True)
 class Policy:
     """One scaling policy: at most ``value`` pods, or ``value`` percent, per ``period_s``."""
@@ -163,7 +175,7 @@ class Policy:
 
 @dataclass(frozen=True)
 class Rules:
-    """Scaling rules for one direction: policies, how to combine them, and a stabilization window."""
+    """Scaling rules for one direction: policies, how to combine them, a stabilization window."""
 
     policies: tuple = ()
     select: str = "Max"
@@ -177,12 +189,12 @@ class Rules:
             raise ValueError("policies must not be empty unless select is 'Disabled'")
 
     @staticmethod
-    def default_up() -> "Rules":
+    def default_up() -> Rules:
         """Kubernetes' default scale-up: 4 pods or 100 % per 15 s, whichever is more; no window."""
         return Rules((Policy("Pods", 4, 15), Policy("Percent", 100, 15)), "Max", 0.0)
 
     @staticmethod
-    def default_down() -> "Rules":
+    def default_down() -> Rules:
         """Kubernetes' default scale-down: 100 % per 15 s, after a 300 s stabilization window."""
         return Rules((Policy("Percent", 100, 15),), "Max", 300.0)
 
@@ -225,8 +237,17 @@ def scale_down_limit(current: int, events, now: float, rules: Rules) -> int:
     return _rate_limit(current, events, now, rules, up=False)
 
 
-def limit_rate(current: int, desired: int, events, now: float, *, up: Rules | None = None,
-               down: Rules | None = None, min_replicas: int = 1, max_replicas: int = 10_000) -> int:
+def limit_rate(
+    current: int,
+    desired: int,
+    events,
+    now: float,
+    *,
+    up: Rules | None = None,
+    down: Rules | None = None,
+    min_replicas: int = 1,
+    max_replicas: int = 10_000,
+) -> int:
     """Apply the behavior's rate limits and the min/max bounds to a recommendation.
 
     ``events`` is a list of (time_s, signed change in replicas). For each policy the count at
@@ -239,7 +260,9 @@ def limit_rate(current: int, desired: int, events, now: float, *, up: Rules | No
     min_replicas = _check.integer("min_replicas", min_replicas, minimum=0)
     max_replicas = _check.integer("max_replicas", max_replicas, minimum=1)
     if min_replicas > max_replicas:
-        raise ValueError(f"min_replicas must be <= max_replicas, got {min_replicas} > {max_replicas}")
+        raise ValueError(
+            f"min_replicas must be <= max_replicas, got {min_replicas} > {max_replicas}"
+        )
     up = up or Rules.default_up()
     down = down or Rules.default_down()
     if desired > current:
@@ -252,6 +275,7 @@ def limit_rate(current: int, desired: int, events, now: float, *, up: Rules | No
 
 
 # ------------------------------------------------------------------ the HPA controller
+
 
 @dataclass
 class HorizontalAutoscaler:
@@ -280,7 +304,10 @@ class HorizontalAutoscaler:
         if self.metric not in ("per-replica", "external"):
             raise ValueError(f"metric must be 'per-replica' or 'external', got {self.metric!r}")
         if self.min_replicas > self.max_replicas:
-            raise ValueError(f"min_replicas must be <= max_replicas, got {self.min_replicas} > {self.max_replicas}")
+            raise ValueError(
+                "min_replicas must be <= max_replicas, "
+                f"got {self.min_replicas} > {self.max_replicas}"
+            )
 
     def step(self, now: float, values=None, unready: int = 0, total: float | None = None) -> int:
         """One sync: returns the replicas to run (ready + starting) from now on."""
@@ -289,20 +316,36 @@ class HorizontalAutoscaler:
         else:
             if total is None:
                 raise ValueError("total must be given for an external metric")
-            desired = external_replica_count(self.replicas, total, self.target, tolerance=self.tolerance)
+            desired = external_replica_count(
+                self.replicas, total, self.target, tolerance=self.tolerance
+            )
         return self.apply(now, desired)
 
     def apply(self, now: float, desired: int) -> int:
-        """Stabilize and rate-limit a raw recommendation (from one metric, or the max of several)."""
+        """Stabilize and rate-limit a raw recommendation (one metric, or the max of several)."""
         if not self.history:
             # as Kubernetes does for a new autoscaler: the current count is the first
             # recommendation, so it does not scale down before a window has passed
             self.history.append((now, self.replicas))
-        stable = stabilize(self.replicas, desired, self.history, now,
-                           up_window_s=self.up.stabilization_s, down_window_s=self.down.stabilization_s)
+        stable = stabilize(
+            self.replicas,
+            desired,
+            self.history,
+            now,
+            up_window_s=self.up.stabilization_s,
+            down_window_s=self.down.stabilization_s,
+        )
         self.history.append((now, desired))
-        final = limit_rate(self.replicas, stable, self.events, now, up=self.up, down=self.down,
-                           min_replicas=self.min_replicas, max_replicas=self.max_replicas)
+        final = limit_rate(
+            self.replicas,
+            stable,
+            self.events,
+            now,
+            up=self.up,
+            down=self.down,
+            min_replicas=self.min_replicas,
+            max_replicas=self.max_replicas,
+        )
         if final != self.replicas:
             self.events.append((now, final - self.replicas))
         self.replicas = final
@@ -317,6 +360,7 @@ class HorizontalAutoscaler:
 
 
 # ------------------------------------------------------------------ Knative's KPA
+
 
 @dataclass
 class KnativeAutoscaler:
@@ -371,7 +415,7 @@ class KnativeAutoscaler:
         elif self.panicking and now - self.panic_since >= self.stable_window_s:
             self.panicking, self.panic_since = False, None
         if self.panicking:
-            wanted = max(want_panic, self.replicas)      # no scale-down while panicking
+            wanted = max(want_panic, self.replicas)  # no scale-down while panicking
         else:
             wanted = want_stable
         self.replicas = max(wanted, self.min_replicas)

@@ -44,7 +44,7 @@ def mm1_conformance_expression() -> sp.Expr:
     return sp.simplify(sp.integrate(density, (w_, 0, tau_)))
 
 
-def mm1_capacity_expression(quota=sp.Rational(9, 10)) -> sp.Expr:
+def mm1_capacity_expression(quota=sp.Rational(9, 10)) -> sp.Expr:  # noqa: B008 (immutable)
     """Solve 1 − e^{−(μ−λ)τ} = q for λ: μ* = μ + ln(1 − q)/τ (μ − ln 10/τ at q = 0.9)."""
     (lam_star,) = sp.solve(sp.Eq(mm1_conformance_expression(), quota), lam_)
     return sp.simplify(lam_star)
@@ -56,7 +56,7 @@ def _mm1_conformance_fn():
 
 
 def mm1_conformance(lam, mu: float, tau: float):
-    """Closed-form M/M/1 conformance 1 − e^{−(μ−λ)τ} for λ < μ, and 0 for λ ≥ μ (no steady state)."""
+    """Closed-form M/M/1 conformance 1 − e^{−(μ−λ)τ} for λ < μ; 0 for λ ≥ μ (no steady state)."""
     mu = _check.positive("mu", mu)
     tau = _check.positive("tau", tau)
     lam_arr = np.asarray(lam, dtype=float)
@@ -73,7 +73,9 @@ def mm1_capacity(mu: float, tau: float, quota: float = QUOTA) -> float:
     quota = _check.fraction("quota", quota, high_open=True)
     value = float(mm1_capacity_expression(sp.nsimplify(quota)).subs({mu_: mu, tau_: tau}))
     if value <= 0:
-        raise ValueError(f"no arrival rate meets the quota {quota}: μ + ln(1 − q)/τ = {value:.3g} ≤ 0")
+        raise ValueError(
+            f"no arrival rate meets the quota {quota}: μ + ln(1 − q)/τ = {value:.3g} ≤ 0"
+        )
     return value
 
 
@@ -96,8 +98,9 @@ def simulate_mm1(rate: float, mu: float, n: int, rng: np.random.Generator) -> np
     return np.array(residence)
 
 
-def simulate_closed_mm1(users: int, mu: float, think_mean: float, n: int,
-                        rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+def simulate_closed_mm1(
+    users: int, mu: float, think_mean: float, n: int, rng: np.random.Generator
+) -> tuple[np.ndarray, np.ndarray]:
     """A closed population at one exponential server: ``users`` who each send, wait, think, send.
 
     Think times are exponential with mean Z. Returns (arrival times, residence times) of the
@@ -109,8 +112,10 @@ def simulate_closed_mm1(users: int, mu: float, think_mean: float, n: int,
     think_mean = _check.non_negative("think_mean", think_mean)
     n = _check.integer("n", n, minimum=1)
     service = rng.exponential(1 / mu, n).tolist()
-    think = (rng.exponential(think_mean, n + users) if think_mean > 0 else np.zeros(n + users)).tolist()
-    sends = think[:users]                  # each user's first request after one think time
+    think = (
+        rng.exponential(think_mean, n + users) if think_mean > 0 else np.zeros(n + users)
+    ).tolist()
+    sends = think[:users]  # each user's first request after one think time
     heapq.heapify(sends)
     arrival, residence = [0.0] * n, [0.0] * n
     free_at = 0.0
@@ -174,16 +179,28 @@ class Sweep:
         """μ*, or a ValueError that says no rate met the quota."""
         if self.mu_star is None:
             best = max(self.points, key=lambda p: p.conformance)
-            raise ValueError(f"no swept rate meets the quota {self.quota:g}: the best is "
-                             f"{best.conformance:.3f} at {best.rate:g} req/s")
+            raise ValueError(
+                f"no swept rate meets the quota {self.quota:g}: the best is "
+                f"{best.conformance:.3f} at {best.rate:g} req/s"
+            )
         return self.mu_star
 
     def to_dict(self) -> dict:
         """``{"mu_star", "quota", "points": [{"rate", "conformance", "stderr"}, ...]}``."""
-        return {"mu_star": self.mu_star, "quota": self.quota,
-                "points": [{"rate": p.rate, "conformance": p.conformance, "stderr": p.stderr,
-                            "stderr_batch_means": p.stderr_batch, "n": p.n}
-                           for p in self.points]}
+        return {
+            "mu_star": self.mu_star,
+            "quota": self.quota,
+            "points": [
+                {
+                    "rate": p.rate,
+                    "conformance": p.conformance,
+                    "stderr": p.stderr,
+                    "stderr_batch_means": p.stderr_batch,
+                    "n": p.n,
+                }
+                for p in self.points
+            ],
+        }
 
 
 def _grid(rates) -> list[float]:
@@ -202,10 +219,19 @@ def _checked_sweep_args(n_requests: int, warmup: float, quota: float):
     return n_requests, int(n_requests * warmup), quota
 
 
-def replica_sweep(rates, *, model: ReplicaModel | None = None, mix: LengthMix | str = "azure",
-                  n_requests: int = 5000, warmup: float = 0.1, quota: float = QUOTA,
-                  ttft_slo_s: float = TTFT_SLO_S, tpot_slo_s: float = TPOT_SLO_S,
-                  cv: float = 1.0, seed: int = 0) -> Sweep:
+def replica_sweep(
+    rates,
+    *,
+    model: ReplicaModel | None = None,
+    mix: LengthMix | str = "azure",
+    n_requests: int = 5000,
+    warmup: float = 0.1,
+    quota: float = QUOTA,
+    ttft_slo_s: float = TTFT_SLO_S,
+    tpot_slo_s: float = TPOT_SLO_S,
+    cv: float = 1.0,
+    seed: int = 0,
+) -> Sweep:
     """Open-loop sweep of a batching replica: Poisson arrivals, or gamma gaps when ``cv`` ≠ 1.
 
     ``mix`` is a ``LengthMix`` (default: the Azure conversation mix) or "identical" for every
@@ -231,15 +257,26 @@ def replica_sweep(rates, *, model: ReplicaModel | None = None, mix: LengthMix | 
     points = []
     for rate in grid:
         rng = np.random.default_rng([seed, 1])
-        arrival = (poisson_arrivals(rate, n_requests, rng) if cv == 1.0
-                   else gamma_arrivals(rate, cv, n_requests, rng))
+        arrival = (
+            poisson_arrivals(rate, n_requests, rng)
+            if cv == 1.0
+            else gamma_arrivals(rate, cv, n_requests, rng)
+        )
         trace = simulate_open(model, arrival, prompt, output).window(skip)
         points.append(_point(rate, trace.meets(ttft_slo_s, tpot_slo_s)))
     return Sweep(tuple(points), quota)
 
 
-def mm1_sweep(rates, *, mu: float, tau: float, n_requests: int = 5000, warmup: float = 0.1,
-              quota: float = QUOTA, seed: int = 0) -> Sweep:
+def mm1_sweep(
+    rates,
+    *,
+    mu: float,
+    tau: float,
+    n_requests: int = 5000,
+    warmup: float = 0.1,
+    quota: float = QUOTA,
+    seed: int = 0,
+) -> Sweep:
     """The same sweep on the textbook one-at-a-time exponential server (M/M/1)."""
     grid = _grid(rates)
     n_requests, skip, quota = _checked_sweep_args(n_requests, warmup, quota)

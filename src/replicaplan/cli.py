@@ -1,9 +1,9 @@
 """The ``replicaplan`` command: the book's analyses on a reader's own numbers.
 
-    replicaplan day [--capacity 8] [--target 0.8] [--startup 8] [--reserve 3] [--json]
-    replicaplan capacity [--model replica|mm1] [--rates 1:10:0.5] [--quota 0.9] [--json] ...
-    replicaplan cost [--price 2] [--tokens-per-s 2560] [--utilization 0.36] [--discount 0.6 --lost 0.1]
-    replicaplan roofline [--params 8e9] [--batch 64] [--context 2000] [--tpot 0.025] ...
+replicaplan day [--capacity 8] [--target 0.8] [--startup 8] [--reserve 3] [--json]
+replicaplan capacity [--model replica|mm1] [--rates 1:10:0.5] [--quota 0.9] [--json] ...
+replicaplan cost [--price 2] [--tokens-per-s 2560] [--utilization 0.36] [--discount 0.6 --lost 0.1]
+replicaplan roofline [--params 8e9] [--batch 64] [--context 2000] [--tpot 0.025] ...
 """
 
 from __future__ import annotations
@@ -18,12 +18,16 @@ from .example import EXAMPLE
 def _day(args: argparse.Namespace) -> str:
     from .day import event_request_line, format_policy_table, policy_table
 
-    rows = policy_table(capacity=args.capacity, target=args.target, startup_min=args.startup,
-                        spares=args.reserve)
+    rows = policy_table(
+        capacity=args.capacity, target=args.target, startup_min=args.startup, spares=args.reserve
+    )
     if args.json:
         return json.dumps([{"policy": p.name, **r.summary()} for p, r in rows], indent=2)
-    return (format_policy_table(rows) + "\n\n"
-            + event_request_line(capacity=args.capacity, target=args.target))
+    return (
+        format_policy_table(rows)
+        + "\n\n"
+        + event_request_line(capacity=args.capacity, target=args.target)
+    )
 
 
 def _grid(text: str) -> list[float]:
@@ -38,7 +42,8 @@ def _grid(text: str) -> list[float]:
         return [float(x) for x in text.split(",")]
     except ValueError:
         raise argparse.ArgumentTypeError(
-            f"rates must look like 1:10:0.5 or 2,4,6 (with step > 0), got {text!r}") from None
+            f"rates must look like 1:10:0.5 or 2,4,6 (with step > 0), got {text!r}"
+        ) from None
 
 
 def _capacity(args: argparse.Namespace) -> str:
@@ -46,26 +51,45 @@ def _capacity(args: argparse.Namespace) -> str:
 
     if args.model == "mm1":
         if args.mu is None or args.tau is None:
-            raise ValueError("--model mm1 needs --mu (service rate, req/s) and --tau (threshold, s)")
-        sweep = capacity.mm1_sweep(args.rates, mu=args.mu, tau=args.tau, n_requests=args.requests,
-                                   quota=args.quota, seed=args.seed)
+            raise ValueError(
+                "--model mm1 needs --mu (service rate, req/s) and --tau (threshold, s)"
+            )
+        sweep = capacity.mm1_sweep(
+            args.rates,
+            mu=args.mu,
+            tau=args.tau,
+            n_requests=args.requests,
+            quota=args.quota,
+            seed=args.seed,
+        )
         slo = f"M/M/1, mu = {args.mu:g} req/s, residence <= {args.tau:g} s"
     else:
-        sweep = capacity.replica_sweep(args.rates, mix=args.mix, n_requests=args.requests,
-                                       quota=args.quota, ttft_slo_s=args.ttft_slo,
-                                       tpot_slo_s=args.tpot_slo, seed=args.seed)
-        slo = (f"batching replica, {args.mix} lengths, TTFT <= {args.ttft_slo:g} s, "
-               f"TPOT <= {args.tpot_slo * 1e3:g} ms")
-    status = 0 if sweep.mu_star is not None else 1   # a script can tell "no capacity" apart
+        sweep = capacity.replica_sweep(
+            args.rates,
+            mix=args.mix,
+            n_requests=args.requests,
+            quota=args.quota,
+            ttft_slo_s=args.ttft_slo,
+            tpot_slo_s=args.tpot_slo,
+            seed=args.seed,
+        )
+        slo = (
+            f"batching replica, {args.mix} lengths, TTFT <= {args.ttft_slo:g} s, "
+            f"TPOT <= {args.tpot_slo * 1e3:g} ms"
+        )
+    status = 0 if sweep.mu_star is not None else 1  # a script can tell "no capacity" apart
     if args.json:
         return json.dumps(sweep.to_dict(), indent=2), status
     lines = [slo, f"{'rate':>8} {'conform.':>9} {'stderr':>8} {'batch se':>9}"]
     for p in sweep.points:
         lines.append(f"{p.rate:8.3f} {p.conformance:9.3f} {p.stderr:8.4f} {p.stderr_batch:9.4f}")
     star = sweep.mu_star
-    lines.append(f"mu* = {star:g} req/s (largest rate with conformance >= {sweep.quota:g})" if star is not None
-                 else f"no rate in the grid meets the quota {sweep.quota:g}: capacity is below "
-                      f"{sweep.points[0].rate:g} req/s or the SLOs cannot be met")
+    lines.append(
+        f"mu* = {star:g} req/s (largest rate with conformance >= {sweep.quota:g})"
+        if star is not None
+        else f"no rate in the grid meets the quota {sweep.quota:g}: capacity is below "
+        f"{sweep.points[0].rate:g} req/s or the SLOs cannot be met"
+    )
     return "\n".join(lines), status
 
 
@@ -74,27 +98,44 @@ def _cost(args: argparse.Namespace) -> str:
 
     c = cost_per_token(args.price, args.tokens_per_s, args.utilization)
     full = cost_per_token(args.price, args.tokens_per_s, 1.0)
-    out = {"price_per_hour": args.price, "tokens_per_s": args.tokens_per_s,
-           "utilization": args.utilization, "tokens_per_hour": tokens_per_hour(args.tokens_per_s),
-           "cost_per_million": c * 1e6, "cost_per_million_at_full_use": full * 1e6,
-           "idle_capacity_factor": 1 / args.utilization}
+    out = {
+        "price_per_hour": args.price,
+        "tokens_per_s": args.tokens_per_s,
+        "utilization": args.utilization,
+        "tokens_per_hour": tokens_per_hour(args.tokens_per_s),
+        "cost_per_million": c * 1e6,
+        "cost_per_million_at_full_use": full * 1e6,
+        "idle_capacity_factor": 1 / args.utilization,
+    }
     if args.discount is not None or args.lost is not None:
         if args.discount is None or args.lost is None:
             raise ValueError("--discount and --lost go together (spot discount d and lost share ω)")
         factor = spot_cost_factor(args.discount, args.lost)
-        out |= {"discount": args.discount, "lost_fraction": args.lost, "spot_factor": factor,
-                "spot_cost_per_million": factor * c * 1e6, "spot_pays_off": factor < 1}
+        out |= {
+            "discount": args.discount,
+            "lost_fraction": args.lost,
+            "spot_factor": factor,
+            "spot_cost_per_million": factor * c * 1e6,
+            "spot_pays_off": factor < 1,
+        }
     if args.json:
         return json.dumps(out, indent=2)
-    lines = [f"{out['tokens_per_hour'] / 1e6:.2f} M tokens per replica-hour at full use",
-             f"cost per million tokens: {out['cost_per_million']:.3f} at utilization "
-             f"{args.utilization:g} ({out['cost_per_million_at_full_use']:.3f} at full use; "
-             f"idle capacity multiplies it by {out['idle_capacity_factor']:.2f})"]
+    lines = [
+        f"{out['tokens_per_hour'] / 1e6:.2f} M tokens per replica-hour at full use",
+        f"cost per million tokens: {out['cost_per_million']:.3f} at utilization "
+        f"{args.utilization:g} ({out['cost_per_million_at_full_use']:.3f} at full use; "
+        f"idle capacity multiplies it by {out['idle_capacity_factor']:.2f})",
+    ]
     if "spot_factor" in out:
-        verdict = ("pays off" if out["spot_pays_off"] else
-                   "never pays off: the lost share is at least the discount")
-        lines.append(f"spot: (1 - {args.discount:g}) / (1 - {args.lost:g}) = {out['spot_factor']:.3f} "
-                     f"of on-demand, {out['spot_cost_per_million']:.3f} per million; {verdict}")
+        verdict = (
+            "pays off"
+            if out["spot_pays_off"]
+            else "never pays off: the lost share is at least the discount"
+        )
+        lines.append(
+            f"spot: (1 - {args.discount:g}) / (1 - {args.lost:g}) = {out['spot_factor']:.3f} "
+            f"of on-demand, {out['spot_cost_per_million']:.3f} per million; {verdict}"
+        )
     return "\n".join(lines)
 
 
@@ -112,7 +153,9 @@ def _roofline(args: argparse.Namespace) -> str:
         "mfu": rf.mfu(args.params, args.batch / args.tpot, args.peak_flops),
         "mbu_weights_only": rf.mbu(weight_bytes, 0.0, args.tpot, args.peak_bandwidth),
         "mbu": rf.mbu(weight_bytes, kv_total, args.tpot, args.peak_bandwidth),
-        "decode_intensity": rf.decode_intensity(args.params, args.batch, args.context, m_kv, weight_bytes),
+        "decode_intensity": rf.decode_intensity(
+            args.params, args.batch, args.context, m_kv, weight_bytes
+        ),
         "intensity_limit": rf.intensity_limit(args.params, args.context, m_kv),
         "ridge": rf.ridge(args.peak_flops, args.peak_bandwidth),
         "ridge_context": rf.ridge_context(args.params, m_kv, args.peak_flops, args.peak_bandwidth),
@@ -120,88 +163,193 @@ def _roofline(args: argparse.Namespace) -> str:
     out["decode_mfu_ceiling"] = min(1.0, out["intensity_limit"] / out["ridge"])
     if args.json:
         return json.dumps(out, indent=2)
-    return "\n".join([
-        f"KV cache: {m_kv / 1024:g} KiB per token; {kv_total / 1e9:.1f} GB for {args.batch} x {args.context:g} tokens",
-        f"MFU {out['mfu']:.1%} at {args.batch / args.tpot:,.0f} tokens/s",
-        f"MBU {out['mbu']:.1%} ({out['mbu_weights_only']:.1%} from the weights alone)",
-        f"decode intensity {out['decode_intensity']:.1f} FLOP/byte; limit {out['intensity_limit']:.1f}; "
-        f"ridge {out['ridge']:.0f}",
-        f"decode MFU ceiling {out['decode_mfu_ceiling']:.1%}; batching reaches the ridge only below "
-        f"{out['ridge_context']:.0f} tokens of context",
-    ])
+    return "\n".join(
+        [
+            f"KV cache: {m_kv / 1024:g} KiB per token; {kv_total / 1e9:.1f} GB for "
+            f"{args.batch} x {args.context:g} tokens",
+            f"MFU {out['mfu']:.1%} at {args.batch / args.tpot:,.0f} tokens/s",
+            f"MBU {out['mbu']:.1%} ({out['mbu_weights_only']:.1%} from the weights alone)",
+            f"decode intensity {out['decode_intensity']:.1f} FLOP/byte; "
+            f"limit {out['intensity_limit']:.1f}; "
+            f"ridge {out['ridge']:.0f}",
+            f"decode MFU ceiling {out['decode_mfu_ceiling']:.1%}; "
+            "batching reaches the ridge only below "
+            f"{out['ridge_context']:.0f} tokens of context",
+        ]
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="replicaplan",
-        description="How many replicas to keep on, and what that capacity costs.")
+        description="How many replicas to keep on, and what that capacity costs.",
+    )
     sub = parser.add_subparsers(dest="command", required=True)
 
-    day = sub.add_parser("day", help="the simulated day: the five scaling policies compared",
-                         description="Run the simulated day (the source's traffic) under five "
-                                     "policies and print paid hours, uncovered and queued "
-                                     "minutes, excess share and utilization.")
-    day.add_argument("--capacity", type=float, default=EXAMPLE.capacity_rps,
-                     help="μ*: requests/s one replica serves within its SLOs (default: %(default)s)")
-    day.add_argument("--target", type=float, default=EXAMPLE.target_utilization,
-                     help="ρ*: target utilization in (0, 1] (default: %(default)s)")
-    day.add_argument("--startup", type=int, default=EXAMPLE.startup_min,
-                     help="start-up time in whole minutes (default: %(default)s)")
-    day.add_argument("--reserve", type=int, default=3,
-                     help="spare replicas of the reserve policy (default: %(default)s)")
+    day = sub.add_parser(
+        "day",
+        help="the simulated day: the five scaling policies compared",
+        description="Run the simulated day (the source's traffic) under five "
+        "policies and print paid hours, uncovered and queued "
+        "minutes, excess share and utilization.",
+    )
+    day.add_argument(
+        "--capacity",
+        type=float,
+        default=EXAMPLE.capacity_rps,
+        help="μ*: requests/s one replica serves within its SLOs (default: %(default)s)",
+    )
+    day.add_argument(
+        "--target",
+        type=float,
+        default=EXAMPLE.target_utilization,
+        help="ρ*: target utilization in (0, 1] (default: %(default)s)",
+    )
+    day.add_argument(
+        "--startup",
+        type=int,
+        default=EXAMPLE.startup_min,
+        help="start-up time in whole minutes (default: %(default)s)",
+    )
+    day.add_argument(
+        "--reserve",
+        type=int,
+        default=3,
+        help="spare replicas of the reserve policy (default: %(default)s)",
+    )
     day.add_argument("--json", action="store_true", help="print JSON instead of the table")
     day.set_defaults(run=_day)
 
-    cap = sub.add_parser("capacity", help="open-loop capacity sweep: conformance vs rate, and mu*",
-                         description="Sweep the arrival rate in open loop and print the share of "
-                                     "requests meeting the SLOs at each rate, and mu*.")
-    cap.add_argument("--model", choices=("replica", "mm1"), default="replica",
-                     help="the batching replica (default) or the textbook M/M/1 server")
+    cap = sub.add_parser(
+        "capacity",
+        help="open-loop capacity sweep: conformance vs rate, and mu*",
+        description="Sweep the arrival rate in open loop and print the share of "
+        "requests meeting the SLOs at each rate, and mu*.",
+    )
+    cap.add_argument(
+        "--model",
+        choices=("replica", "mm1"),
+        default="replica",
+        help="the batching replica (default) or the textbook M/M/1 server",
+    )
     cap.add_argument("--mu", type=float, help="M/M/1 service rate, req/s")
     cap.add_argument("--tau", type=float, help="M/M/1 residence-time threshold, s")
-    cap.add_argument("--rates", type=_grid, default=_grid("1:10:0.5"),
-                     help="grid of rates: start:stop:step or a,b,c (default: 1:10:0.5)")
-    cap.add_argument("--quota", type=float, default=EXAMPLE.quota,
-                     help="required share, in (0, 1) (default: %(default)s)")
-    cap.add_argument("--ttft-slo", type=float, default=EXAMPLE.ttft_slo_s, help="TTFT SLO, s (default: %(default)s)")
-    cap.add_argument("--tpot-slo", type=float, default=EXAMPLE.tpot_slo_s, help="TPOT SLO, s (default: %(default)s)")
-    cap.add_argument("--mix", choices=("azure", "identical"), default="azure",
-                     help="request lengths: the Azure conversation mix or identical requests")
+    cap.add_argument(
+        "--rates",
+        type=_grid,
+        default=_grid("1:10:0.5"),
+        help="grid of rates: start:stop:step or a,b,c (default: 1:10:0.5)",
+    )
+    cap.add_argument(
+        "--quota",
+        type=float,
+        default=EXAMPLE.quota,
+        help="required share, in (0, 1) (default: %(default)s)",
+    )
+    cap.add_argument(
+        "--ttft-slo",
+        type=float,
+        default=EXAMPLE.ttft_slo_s,
+        help="TTFT SLO, s (default: %(default)s)",
+    )
+    cap.add_argument(
+        "--tpot-slo",
+        type=float,
+        default=EXAMPLE.tpot_slo_s,
+        help="TPOT SLO, s (default: %(default)s)",
+    )
+    cap.add_argument(
+        "--mix",
+        choices=("azure", "identical"),
+        default="azure",
+        help="request lengths: the Azure conversation mix or identical requests",
+    )
     cap.add_argument("--requests", type=int, default=5000, help="requests per rate (default: 5000)")
     cap.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
     cap.add_argument("--json", action="store_true", help="print JSON instead of the table")
     cap.set_defaults(run=_capacity)
 
-    cost = sub.add_parser("cost", help="cost per token, idle capacity, spot instances",
-                          description="c = C_hour / (3600 nu rho); with --discount and --lost, the spot "
-                                      "factor (1 - d)/(1 - omega).")
-    cost.add_argument("--price", type=float, default=EXAMPLE.price_per_hour,
-                      help="price of a replica-hour (default: %(default)s)")
-    cost.add_argument("--tokens-per-s", type=float, default=EXAMPLE.tokens_per_s,
-                      help="tokens/s a replica sustains within its SLOs (default: %(default)s)")
-    cost.add_argument("--utilization", type=float, default=1.0,
-                      help="mean utilization rho in (0, 1] (default: %(default)s)")
+    cost = sub.add_parser(
+        "cost",
+        help="cost per token, idle capacity, spot instances",
+        description="c = C_hour / (3600 nu rho); with --discount and --lost, the spot "
+        "factor (1 - d)/(1 - omega).",
+    )
+    cost.add_argument(
+        "--price",
+        type=float,
+        default=EXAMPLE.price_per_hour,
+        help="price of a replica-hour (default: %(default)s)",
+    )
+    cost.add_argument(
+        "--tokens-per-s",
+        type=float,
+        default=EXAMPLE.tokens_per_s,
+        help="tokens/s a replica sustains within its SLOs (default: %(default)s)",
+    )
+    cost.add_argument(
+        "--utilization",
+        type=float,
+        default=1.0,
+        help="mean utilization rho in (0, 1] (default: %(default)s)",
+    )
     cost.add_argument("--discount", type=float, help="spot discount d in [0, 1)")
-    cost.add_argument("--lost", type=float, help="share of spot work lost or redone, omega in [0, 1)")
+    cost.add_argument(
+        "--lost", type=float, help="share of spot work lost or redone, omega in [0, 1)"
+    )
     cost.add_argument("--json", action="store_true", help="print JSON")
     cost.set_defaults(run=_cost)
 
-    roof = sub.add_parser("roofline", help="MFU, MBU and the decode roofline of a model on a GPU",
-                          description="Utilization figures of decoding: MFU, MBU, arithmetic intensity.")
-    roof.add_argument("--params", type=float, default=EXAMPLE.params, help="parameters (default: 8e9)")
-    roof.add_argument("--bytes-per-param", type=float, default=EXAMPLE.bytes_per_param,
-                      help="bytes per weight (default: 2, bf16)")
-    roof.add_argument("--layers", type=int, default=EXAMPLE.layers, help="layers (default: %(default)s)")
-    roof.add_argument("--kv-heads", type=int, default=EXAMPLE.kv_heads, help="KV heads (default: %(default)s)")
-    roof.add_argument("--head-dim", type=int, default=EXAMPLE.head_dim, help="head size (default: %(default)s)")
-    roof.add_argument("--kv-bytes", type=float, default=2.0, help="bytes per cached value (default: 2)")
-    roof.add_argument("--batch", type=int, default=EXAMPLE.batch, help="sequences per step (default: %(default)s)")
-    roof.add_argument("--context", type=float, default=EXAMPLE.context_tokens,
-                      help="context tokens per sequence (default: %(default)s)")
-    roof.add_argument("--tpot", type=float, default=EXAMPLE.tpot_s, help="seconds per decode step (default: 0.025)")
-    roof.add_argument("--peak-flops", type=float, default=EXAMPLE.peak_flops, help="FLOP/s (default: 1e15)")
-    roof.add_argument("--peak-bandwidth", type=float, default=EXAMPLE.peak_bandwidth,
-                      help="bytes/s (default: 3e12)")
+    roof = sub.add_parser(
+        "roofline",
+        help="MFU, MBU and the decode roofline of a model on a GPU",
+        description="Utilization figures of decoding: MFU, MBU, arithmetic intensity.",
+    )
+    roof.add_argument(
+        "--params", type=float, default=EXAMPLE.params, help="parameters (default: 8e9)"
+    )
+    roof.add_argument(
+        "--bytes-per-param",
+        type=float,
+        default=EXAMPLE.bytes_per_param,
+        help="bytes per weight (default: 2, bf16)",
+    )
+    roof.add_argument(
+        "--layers", type=int, default=EXAMPLE.layers, help="layers (default: %(default)s)"
+    )
+    roof.add_argument(
+        "--kv-heads", type=int, default=EXAMPLE.kv_heads, help="KV heads (default: %(default)s)"
+    )
+    roof.add_argument(
+        "--head-dim", type=int, default=EXAMPLE.head_dim, help="head size (default: %(default)s)"
+    )
+    roof.add_argument(
+        "--kv-bytes", type=float, default=2.0, help="bytes per cached value (default: 2)"
+    )
+    roof.add_argument(
+        "--batch", type=int, default=EXAMPLE.batch, help="sequences per step (default: %(default)s)"
+    )
+    roof.add_argument(
+        "--context",
+        type=float,
+        default=EXAMPLE.context_tokens,
+        help="context tokens per sequence (default: %(default)s)",
+    )
+    roof.add_argument(
+        "--tpot",
+        type=float,
+        default=EXAMPLE.tpot_s,
+        help="seconds per decode step (default: 0.025)",
+    )
+    roof.add_argument(
+        "--peak-flops", type=float, default=EXAMPLE.peak_flops, help="FLOP/s (default: 1e15)"
+    )
+    roof.add_argument(
+        "--peak-bandwidth",
+        type=float,
+        default=EXAMPLE.peak_bandwidth,
+        help="bytes/s (default: 3e12)",
+    )
     roof.add_argument("--json", action="store_true", help="print JSON")
     roof.set_defaults(run=_roofline)
     return parser

@@ -18,11 +18,12 @@ from functools import cache
 import sympy as sp
 
 from . import _check
-from .example import GB, EXAMPLE
+from .example import EXAMPLE, GB
 
 M_w, B, g = sp.symbols(r"M_w B_\mathrm{channel} g", positive=True)
 T_machine, T_image, T_weights, T_warmup = sp.symbols(
-    r"T_\mathrm{machine} T_\mathrm{image} T_\mathrm{weights} T_\mathrm{warmup}", nonnegative=True)
+    r"T_\mathrm{machine} T_\mathrm{image} T_\mathrm{weights} T_\mathrm{warmup}", nonnegative=True
+)
 
 
 def startup_expression() -> sp.Expr:
@@ -46,8 +47,9 @@ def _weights_time_fn(shared_channel: bool):
     return sp.lambdify((M_w, B, g), weights_time_expression(shared_channel), "math")
 
 
-def weights_time(weight_bytes: float, bandwidth: float, gpus: int = 1,
-                 shared_channel: bool = False) -> float:
+def weights_time(
+    weight_bytes: float, bandwidth: float, gpus: int = 1, shared_channel: bool = False
+) -> float:
     """Seconds to bring ``weight_bytes`` to the GPUs over channels of ``bandwidth`` bytes/s.
 
     >>> weights_time(140e9, 1e9)        # 70 B in bf16 from a 1 GB/s object store
@@ -74,17 +76,22 @@ TIERS = (
     Tier("local NVMe disk", 7 * GB),
     Tier("host memory over PCIe", 50 * GB),
 )
-"""The source's three tiers: a 1 GB/s object store, a 7 GB/s NVMe, ~50 GB/s PCIe from host memory."""
+"""The source's three tiers: 1 GB/s object store, 7 GB/s NVMe, ~50 GB/s PCIe from host memory."""
 
 
-def tier_times(weight_bytes: float = EXAMPLE.big_model_bytes, tiers=TIERS, gpus: int = 1,
-               shared_channel: bool = True) -> list[tuple[str, float]]:
-    """Weight-loading time from each tier; by default all through one channel, as the source counts."""
+def tier_times(
+    weight_bytes: float = EXAMPLE.big_model_bytes,
+    tiers=TIERS,
+    gpus: int = 1,
+    shared_channel: bool = True,
+) -> list[tuple[str, float]]:
+    """Weight-loading time from each tier; by default all through one channel, as in the source."""
     return [(t.name, weights_time(weight_bytes, t.bandwidth, gpus, shared_channel)) for t in tiers]
 
 
-def startup_time(weights_s: float, machine_s: float = 0.0, image_s: float = 0.0,
-                 warmup_s: float = 0.0) -> float:
+def startup_time(
+    weights_s: float, machine_s: float = 0.0, image_s: float = 0.0, warmup_s: float = 0.0
+) -> float:
     """T_start = T_machine + T_image + T_weights + T_warmup, seconds (each term ≥ 0)."""
     terms = {
         T_machine: _check.non_negative("machine_s", machine_s),

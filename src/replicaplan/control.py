@@ -29,7 +29,12 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import _check
-from .autoscaler import HorizontalAutoscaler, KnativeAutoscaler, external_replica_count, replica_count
+from .autoscaler import (
+    HorizontalAutoscaler,
+    KnativeAutoscaler,
+    external_replica_count,
+    replica_count,
+)
 from .example import EXAMPLE
 from .replica import ReplicaModel
 
@@ -51,7 +56,9 @@ class FluidReplica:
 
     def residence_s(self, b):
         """W_s(b) = prefill + (output − 1) · TPOT(b): seconds a request spends in a batch of b."""
-        return float(self.model.prefill_s(self.prompt_tokens)) + (self.output_tokens - 1) * self.model.tpot(b)
+        return float(self.model.prefill_s(self.prompt_tokens)) + (
+            self.output_tokens - 1
+        ) * self.model.tpot(b)
 
     def completion_rate(self, b):
         """c(b) = b / W_s(b), requests/s completed by a replica running b sequences."""
@@ -66,7 +73,12 @@ class FluidReplica:
     def kv_occupancy(self, b):
         """Share of the KV budget (GPU memory minus weights) used by b running sequences."""
         m = self.model
-        return np.asarray(b) * m.context_tokens * m.kv_bytes_per_token / (self.gpu_memory_bytes - m.weight_bytes)
+        return (
+            np.asarray(b)
+            * m.context_tokens
+            * m.kv_bytes_per_token
+            / (self.gpu_memory_bytes - m.weight_bytes)
+        )
 
 
 @dataclass(frozen=True)
@@ -84,6 +96,7 @@ class Metrics:
 
 
 # --------------------------------------------------------------------------- controllers
+
 
 class Controller:
     """Something that turns metrics into a number of replicas (ready + starting)."""
@@ -120,11 +133,20 @@ class HPAOn(Controller):
         wanted = []
         for name, target in self.targets.items():
             if name == "queue":
-                wanted.append(external_replica_count(self.hpa.replicas, m.queue, target,
-                                                     tolerance=self.hpa.tolerance))
+                wanted.append(
+                    external_replica_count(
+                        self.hpa.replicas, m.queue, target, tolerance=self.hpa.tolerance
+                    )
+                )
             else:
-                wanted.append(replica_count([getattr(m, name)] * m.ready, target, unready=m.starting,
-                                            tolerance=self.hpa.tolerance))
+                wanted.append(
+                    replica_count(
+                        [getattr(m, name)] * m.ready,
+                        target,
+                        unready=m.starting,
+                        tolerance=self.hpa.tolerance,
+                    )
+                )
         return self.hpa.apply(m.now, max(wanted))
 
 
@@ -160,8 +182,14 @@ class Proportional(Controller):
     Scale-downs wait ``down_window_s`` (the highest need of that window), like the HPA.
     """
 
-    def __init__(self, target: float, *, count_starting: bool = True, period_s: float = 15.0,
-                 down_window_s: float = 300.0):
+    def __init__(
+        self,
+        target: float,
+        *,
+        count_starting: bool = True,
+        period_s: float = 15.0,
+        down_window_s: float = 300.0,
+    ):
         self.target = _check.positive("target", target)
         self.count_starting = count_starting
         self.period_s = _check.positive("period_s", period_s)
@@ -170,7 +198,9 @@ class Proportional(Controller):
 
     def decide(self, m: Metrics) -> int:
         need = max(1, _check.ceil_count(m.in_flight / self.target))
-        self.recent = [(t, n) for t, n in self.recent if t > m.now - self.down_window_s] + [(m.now, need)]
+        self.recent = [(t, n) for t, n in self.recent if t > m.now - self.down_window_s] + [
+            (m.now, need)
+        ]
         current = m.ready + m.starting
         if self.count_starting:
             want = need
@@ -182,6 +212,7 @@ class Proportional(Controller):
 
 
 # --------------------------------------------------------------------------- the loop
+
 
 @dataclass(frozen=True)
 class FleetRun:
@@ -227,9 +258,14 @@ class FleetRun:
         return float(self.served.sum() / (self.ready.sum() * self.capacity_rps))
 
     def summary(self) -> dict:
-        return {"paid_hours": self.paid_hours, "queued_seconds": self.queued_seconds,
-                "peak_waiting": self.peak_waiting, "mean_residence_s": self.mean_residence_s,
-                "scale_changes": self.scale_changes, "utilization": self.utilization}
+        return {
+            "paid_hours": self.paid_hours,
+            "queued_seconds": self.queued_seconds,
+            "peak_waiting": self.peak_waiting,
+            "mean_residence_s": self.mean_residence_s,
+            "scale_changes": self.scale_changes,
+            "utilization": self.utilization,
+        }
 
 
 def per_second(rate_per_minute) -> np.ndarray:
@@ -237,10 +273,18 @@ def per_second(rate_per_minute) -> np.ndarray:
     return np.repeat(_check.rates("rate_per_minute", rate_per_minute), 60)
 
 
-def simulate_fleet(rate, controller: Controller, *, startup_s: float = EXAMPLE.startup_min * 60,
-                   replica: FluidReplica | None = None, initial: int | None = None,
-                   seed: int = 0, poisson: bool = True, warm: bool = True) -> FleetRun:
-    """Run traffic ``rate`` (req/s, one value per second) through a fleet driven by ``controller``."""
+def simulate_fleet(
+    rate,
+    controller: Controller,
+    *,
+    startup_s: float = EXAMPLE.startup_min * 60,
+    replica: FluidReplica | None = None,
+    initial: int | None = None,
+    seed: int = 0,
+    poisson: bool = True,
+    warm: bool = True,
+) -> FleetRun:
+    """Run traffic ``rate`` (req/s, one value a second) through a fleet driven by ``controller``."""
     rate = _check.rates("rate", rate)
     startup_s = _check.non_negative("startup_s", startup_s)
     replica = replica or FluidReplica()
@@ -254,9 +298,13 @@ def simulate_fleet(rate, controller: Controller, *, startup_s: float = EXAMPLE.s
     grid = np.linspace(0, B, 4 * B + 1)
     c_grid = replica.completion_rate(grid)
 
-    ready = initial if initial is not None else max(1, math.ceil(rate[0] / (EXAMPLE.target_utilization * mu)))
+    ready = (
+        initial
+        if initial is not None
+        else max(1, math.ceil(rate[0] / (EXAMPLE.target_utilization * mu)))
+    )
     ready = _check.integer("initial", ready, minimum=1)
-    starting: list[float] = []      # times at which starting replicas become ready
+    starting: list[float] = []  # times at which starting replicas become ready
     # start warm: the first minute's requests already in flight (Little's law at full speed)
     in_flight = rate[0] * float(replica.residence_s(B)) if warm else 0.0
     out = {k: np.zeros(n) for k in ("ready", "paid", "in_flight", "waiting", "served", "util")}
@@ -277,22 +325,41 @@ def simulate_fleet(rate, controller: Controller, *, startup_s: float = EXAMPLE.s
         waiting = max(0.0, in_flight - ready * B)
         util = 1.0 - math.exp(-per)
         out["ready"][t], out["paid"][t] = ready, ready + len(starting)
-        out["in_flight"][t], out["waiting"][t], out["served"][t], out["util"][t] = in_flight, waiting, served, util
+        out["in_flight"][t], out["waiting"][t], out["served"][t], out["util"][t] = (
+            in_flight,
+            waiting,
+            served,
+            util,
+        )
         if t >= next_sync:
             next_sync += controller.period_s
-            m = Metrics(now=float(t), ready=ready, starting=len(starting), gpu_utilization=util,
-                        concurrency=per, queue=waiting, kv_occupancy=float(replica.kv_occupancy(min(per, B))),
-                        in_flight=in_flight)
+            m = Metrics(
+                now=float(t),
+                ready=ready,
+                starting=len(starting),
+                gpu_utilization=util,
+                concurrency=per,
+                queue=waiting,
+                kv_occupancy=float(replica.kv_occupancy(min(per, B))),
+                in_flight=in_flight,
+            )
             want = max(1, int(controller.decide(m)))
             have = ready + len(starting)
             if want > have:
                 starting += [t + startup_s] * (want - have)
             elif want < have:
                 drop = have - want
-                cut = min(drop, len(starting))          # cancel the newest starters first
+                cut = min(drop, len(starting))  # cancel the newest starters first
                 if cut:
                     starting = sorted(starting)[: len(starting) - cut]
                 ready = max(1, ready - (drop - cut))
-    return FleetRun(rate=rate, ready=out["ready"], paid=out["paid"], in_flight=out["in_flight"],
-                    waiting=out["waiting"], served=out["served"], gpu_utilization=out["util"],
-                    capacity_rps=mu)
+    return FleetRun(
+        rate=rate,
+        ready=out["ready"],
+        paid=out["paid"],
+        in_flight=out["in_flight"],
+        waiting=out["waiting"],
+        served=out["served"],
+        gpu_utilization=out["util"],
+        capacity_rps=mu,
+    )

@@ -97,6 +97,7 @@ def spot_pays_off(discount: float, lost_fraction: float) -> bool:
 
 # ----------------------------------------------------------------------------- the day priced
 
+
 @dataclass(frozen=True)
 class PricedPolicy:
     """One policy of the simulated day, priced."""
@@ -113,8 +114,12 @@ class PricedPolicy:
         return self.cost / self.tokens * 1e6
 
 
-def price_day(rows: list[tuple[Policy, DayResult]], *, price_per_hour: float = EXAMPLE.price_per_hour,
-              answer_tokens: int = EXAMPLE.answer_tokens) -> list[PricedPolicy]:
+def price_day(
+    rows: list[tuple[Policy, DayResult]],
+    *,
+    price_per_hour: float = EXAMPLE.price_per_hour,
+    answer_tokens: int = EXAMPLE.answer_tokens,
+) -> list[PricedPolicy]:
     """Price each policy of ``day.policy_table``: hours paid × price over the tokens served.
 
     Requests served in a minute are min(λ, ready capacity) · 60; each carries ``answer_tokens``.
@@ -124,15 +129,26 @@ def price_day(rows: list[tuple[Policy, DayResult]], *, price_per_hour: float = E
     out = []
     for policy, r in rows:
         served = float(np.minimum(r.rate, r.ready_capacity).sum() * 60)
-        out.append(PricedPolicy(policy.name, r.paid_hours, r.paid_hours * price_per_hour,
-                                served * answer_tokens, r.utilization))
+        out.append(
+            PricedPolicy(
+                policy.name,
+                r.paid_hours,
+                r.paid_hours * price_per_hour,
+                served * answer_tokens,
+                r.utilization,
+            )
+        )
     return out
 
 
 # ----------------------------------------------------------------------------- input vs output
 
-def phase_prices(price_per_hour: float = EXAMPLE.price_per_hour, model: ReplicaModel | None = None,
-                 batch: int | None = None) -> dict:
+
+def phase_prices(
+    price_per_hour: float = EXAMPLE.price_per_hour,
+    model: ReplicaModel | None = None,
+    batch: int | None = None,
+) -> dict:
     """Price of an input (prefill) and an output (decode) token by the GPU time each takes.
 
     A prompt token costs 2 N_p / (η P_peak) seconds of a replica (compute-bound prefill); an
@@ -145,6 +161,8 @@ def phase_prices(price_per_hour: float = EXAMPLE.price_per_hour, model: ReplicaM
     per_second = price_per_hour / 3600
     input_s = float(model.prefill_s(1))
     output_s = float(model.tpot(b)) / b
-    return {"input_per_million": per_second * input_s * 1e6,
-            "output_per_million": per_second * output_s * 1e6,
-            "output_to_input": output_s / input_s}
+    return {
+        "input_per_million": per_second * input_s * 1e6,
+        "output_per_million": per_second * output_s * 1e6,
+        "output_to_input": output_s / input_s,
+    }

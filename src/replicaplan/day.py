@@ -1,4 +1,4 @@
-"""The simulated day: one day of traffic, minute by minute, against an autoscaler with a startup delay.
+"""The simulated day: traffic minute by minute against an autoscaler with a start-up delay.
 
 The traffic (requests/s per minute of the day) is a quiet night at 12 req/s, an afternoon hump
 that peaks at 60 req/s at 14:00, and an event at 21:00 that adds 30 req/s at once for 20 minutes.
@@ -183,8 +183,14 @@ def simulate_day(
                 running = max(recent)
             ready[m], paid[m] = running, running + len(starting)
 
-    return DayResult(rate=rate, capacity=capacity, ready=ready, paid=paid, wanted=wanted,
-                     queued=_backlogged(rate, ready * capacity))
+    return DayResult(
+        rate=rate,
+        capacity=capacity,
+        ready=ready,
+        paid=paid,
+        wanted=wanted,
+        queued=_backlogged(rate, ready * capacity),
+    )
 
 
 def _admit(running: int, starting: list[int], minute: int) -> tuple[int, list[int]]:
@@ -208,6 +214,7 @@ def _backlogged(rate: np.ndarray, ready_capacity: np.ndarray) -> np.ndarray:
 
 # --- the policy table --------------------------------------------------------------------
 
+
 @dataclass(frozen=True)
 class Policy:
     """One row of the policy table: a name and the arguments it gives ``simulate_day``."""
@@ -219,8 +226,12 @@ class Policy:
     calendar: bool = False
 
 
-def reference_policies(rate, capacity: float = EXAMPLE.capacity_rps,
-                       startup_min: int = EXAMPLE.startup_min, spares: int = 3) -> list[Policy]:
+def reference_policies(
+    rate,
+    capacity: float = EXAMPLE.capacity_rps,
+    startup_min: int = EXAMPLE.startup_min,
+    spares: int = 3,
+) -> list[Policy]:
     """The five policies the source compares, for a given start-up time and number of spares.
 
     The fixed fleet is sized on the peak at full capacity, ⌈max λ / μ*⌉, as the source does.
@@ -230,20 +241,36 @@ def reference_policies(rate, capacity: float = EXAMPLE.capacity_rps,
         Policy("always at peak", startup_min=0, fixed=peak_fleet),
         Policy("chase, 1 min start", startup_min=1),
         Policy(f"chase, {startup_min} min start", startup_min=startup_min),
-        Policy(f"{startup_min} min, {spares} spare replicas", startup_min=startup_min, reserve=spares),
+        Policy(
+            f"{startup_min} min, {spares} spare replicas", startup_min=startup_min, reserve=spares
+        ),
         Policy(f"{startup_min} min, with calendar", startup_min=startup_min, calendar=True),
     ]
 
 
-def policy_table(rate=None, capacity: float = EXAMPLE.capacity_rps,
-                 target: float = EXAMPLE.target_utilization, startup_min: int = EXAMPLE.startup_min,
-                 spares: int = 3) -> list[tuple[Policy, DayResult]]:
+def policy_table(
+    rate=None,
+    capacity: float = EXAMPLE.capacity_rps,
+    target: float = EXAMPLE.target_utilization,
+    startup_min: int = EXAMPLE.startup_min,
+    spares: int = 3,
+) -> list[tuple[Policy, DayResult]]:
     """Run the five reference policies over a day (the source's day when ``rate`` is None)."""
     rate = reference_traffic() if rate is None else _check.rates("rate", rate)
     spares = _check.integer("spares", spares, minimum=0)
     return [
-        (p, simulate_day(rate, capacity=capacity, target=target, startup_min=p.startup_min,
-                         reserve=p.reserve, fixed=p.fixed, calendar=p.calendar))
+        (
+            p,
+            simulate_day(
+                rate,
+                capacity=capacity,
+                target=target,
+                startup_min=p.startup_min,
+                reserve=p.reserve,
+                fixed=p.fixed,
+                calendar=p.calendar,
+            ),
+        )
         for p in reference_policies(rate, capacity, startup_min, spares)
     ]
 
@@ -253,8 +280,10 @@ def format_policy_table(rows: list[tuple[Policy, DayResult]]) -> str:
     width = max(27, *(len(p.name) + 1 for p, _ in rows))
     lines = [f"{'policy':<{width}}{'hours':>7}{'uncov.':>7}{'queued':>8}{'excess':>8}{'use':>7}"]
     for p, r in rows:
-        lines.append(f"{p.name:<{width}}{r.paid_hours:7.1f}{r.uncovered_minutes:7d}"
-                     f"{r.queued_minutes:8d}{r.excess_fraction:8.2%}{r.utilization:7.1%}")
+        lines.append(
+            f"{p.name:<{width}}{r.paid_hours:7.1f}{r.uncovered_minutes:7d}"
+            f"{r.queued_minutes:8d}{r.excess_fraction:8.2%}{r.utilization:7.1%}"
+        )
     return "\n".join(lines)
 
 
@@ -263,11 +292,16 @@ def clock(minute: int) -> str:
     return f"{minute // 60:02d}:{minute % 60:02d}"
 
 
-def event_request_line(rate=None, capacity: float = EXAMPLE.capacity_rps,
-                       target: float = EXAMPLE.target_utilization,
-                       event_start_min: int = 21 * 60) -> str:
-    """The line the source prints under the table: replicas wanted the minute before the event and at it."""
+def event_request_line(
+    rate=None,
+    capacity: float = EXAMPLE.capacity_rps,
+    target: float = EXAMPLE.target_utilization,
+    event_start_min: int = 21 * 60,
+) -> str:
+    """The line printed under the table: replicas wanted the minute before the event and at it."""
     rate = reference_traffic() if rate is None else _check.rates("rate", rate)
     before, at = replicas_wanted(rate[[event_start_min - 1, event_start_min]], capacity, target)
-    return (f"replicas requested: {before} at {clock(event_start_min - 1)}, "
-            f"{at} at {clock(event_start_min)}")
+    return (
+        f"replicas requested: {before} at {clock(event_start_min - 1)}, "
+        f"{at} at {clock(event_start_min)}"
+    )

@@ -31,14 +31,93 @@ from . import _check
 
 # Quantiles of the Azure LLM inference trace 2023, conversation service (Patel et al. 2024),
 # computed from AzureLLMInferenceTrace_conv.csv with numpy's default (linear) percentile.
-TRACE_PROBS = (0.0, 0.005, 0.01, 0.025, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5,
-               0.55, 0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95, 0.975, 0.99, 0.995, 1.0)
-TRACE_PROMPT_QUANTILES = (2.0, 16.8, 29.0, 120.0, 181.0, 207.0, 372.0, 387.0, 396.0, 403.0, 414.0,
-                          703.0, 984.0, 1020.0, 1045.0, 1071.0, 1097.0, 1130.0, 1189.0, 1315.0,
-                          1876.2, 2734.5, 4083.0, 4092.0, 4142.0, 4831.0, 14050.0)
-TRACE_OUTPUT_QUANTILES = (7.0, 14.0, 16.0, 28.0, 41.0, 54.0, 67.0, 77.0, 85.0, 91.0, 96.0, 103.0,
-                          113.0, 129.0, 151.0, 177.0, 217.0, 384.0, 395.0, 400.0, 411.0, 424.0,
-                          451.0, 522.0, 601.0, 643.2, 1000.0)
+TRACE_PROBS = (
+    0.0,
+    0.005,
+    0.01,
+    0.025,
+    0.05,
+    0.1,
+    0.15,
+    0.2,
+    0.25,
+    0.3,
+    0.35,
+    0.4,
+    0.45,
+    0.5,
+    0.55,
+    0.6,
+    0.65,
+    0.7,
+    0.75,
+    0.8,
+    0.85,
+    0.9,
+    0.95,
+    0.975,
+    0.99,
+    0.995,
+    1.0,
+)
+TRACE_PROMPT_QUANTILES = (
+    2.0,
+    16.8,
+    29.0,
+    120.0,
+    181.0,
+    207.0,
+    372.0,
+    387.0,
+    396.0,
+    403.0,
+    414.0,
+    703.0,
+    984.0,
+    1020.0,
+    1045.0,
+    1071.0,
+    1097.0,
+    1130.0,
+    1189.0,
+    1315.0,
+    1876.2,
+    2734.5,
+    4083.0,
+    4092.0,
+    4142.0,
+    4831.0,
+    14050.0,
+)
+TRACE_OUTPUT_QUANTILES = (
+    7.0,
+    14.0,
+    16.0,
+    28.0,
+    41.0,
+    54.0,
+    67.0,
+    77.0,
+    85.0,
+    91.0,
+    96.0,
+    103.0,
+    113.0,
+    129.0,
+    151.0,
+    177.0,
+    217.0,
+    384.0,
+    395.0,
+    400.0,
+    411.0,
+    424.0,
+    451.0,
+    522.0,
+    601.0,
+    643.2,
+    1000.0,
+)
 TRACE_SPEARMAN = 0.0728
 """Rank correlation of prompt and answer lengths in the same trace (weak: long prompts do not
 mean long answers)."""
@@ -53,7 +132,7 @@ def _normal_cdf(z: np.ndarray) -> np.ndarray:
 
 @dataclass(frozen=True)
 class LengthMix:
-    """A joint distribution of (prompt, answer) lengths given by quantiles and a rank correlation."""
+    """Joint distribution of (prompt, answer) lengths given by quantiles and a rank correlation."""
 
     probs: tuple
     prompt_quantiles: tuple
@@ -63,7 +142,7 @@ class LengthMix:
     def sample(self, n: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
         """Draw ``n`` (prompt, output) pairs; prompt ≥ 0 and output ≥ 1 tokens, integers."""
         n = _check.integer("n", n, minimum=1)
-        r = 2 * math.sin(math.pi * self.spearman / 6)          # Pearson of the Gaussian copula
+        r = 2 * math.sin(math.pi * self.spearman / 6)  # Pearson of the Gaussian copula
         z1 = rng.standard_normal(n)
         z2 = r * z1 + math.sqrt(1 - r * r) * rng.standard_normal(n)
         u1, u2 = _normal_cdf(z1), _normal_cdf(z2)
@@ -77,8 +156,9 @@ class LengthMix:
         return float(p.mean()), float(o.mean())
 
 
-AZURE_CONVERSATION = LengthMix(TRACE_PROBS, TRACE_PROMPT_QUANTILES, TRACE_OUTPUT_QUANTILES,
-                               TRACE_SPEARMAN)
+AZURE_CONVERSATION = LengthMix(
+    TRACE_PROBS, TRACE_PROMPT_QUANTILES, TRACE_OUTPUT_QUANTILES, TRACE_SPEARMAN
+)
 """The real length mix of the Azure conversation trace."""
 
 
@@ -138,17 +218,21 @@ def read_trace(path) -> TraceFile:
         reader = csv.DictReader(f)
         missing = [c for c in TRACE_COLUMNS if c not in (reader.fieldnames or [])]
         if missing:
-            raise ValueError(f"{path}: missing column(s) {', '.join(missing)}; "
-                             f"expected {', '.join(TRACE_COLUMNS)}")
-        for row_no, row in enumerate(reader, start=2):       # row 1 is the header
+            raise ValueError(
+                f"{path}: missing column(s) {', '.join(missing)}; "
+                f"expected {', '.join(TRACE_COLUMNS)}"
+            )
+        for row_no, row in enumerate(reader, start=2):  # row 1 is the header
             try:
                 times.append(_seconds(row["TIMESTAMP"]))
                 p, o = int(row["ContextTokens"]), int(row["GeneratedTokens"])
             except (TypeError, ValueError) as err:
                 raise ValueError(f"{path}, row {row_no}: unreadable value ({err})") from None
             if p < 0 or o < 0:
-                raise ValueError(f"{path}, row {row_no}: lengths must be >= 0, got "
-                                 f"ContextTokens={p}, GeneratedTokens={o}")
+                raise ValueError(
+                    f"{path}, row {row_no}: lengths must be >= 0, got "
+                    f"ContextTokens={p}, GeneratedTokens={o}"
+                )
             prompts.append(p)
             outputs.append(max(o, 1))
     if not times:

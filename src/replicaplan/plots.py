@@ -26,15 +26,34 @@ def plot_day(results: dict[str, DayResult], *, zoom=(20 * 60 + 30, 21 * 60 + 30)
     styles = ["-", "--", ":", "-."]
     for ax, (lo, hi) in ((whole, (0, minutes.size - 1)), (near, zoom)):
         sel = slice(lo, hi + 1)
-        ax.step(minutes[sel], first.rate[sel], where="post", color="black", lw=1.6,
-                label="arrivals λ(t)")
-        for (label, r), ls in zip(results.items(), styles):
-            line, = ax.step(minutes[sel], r.ready_capacity[sel], where="post", ls=ls, lw=1.3,
-                            label=f"ready capacity, {label}")
+        ax.step(
+            minutes[sel],
+            first.rate[sel],
+            where="post",
+            color="black",
+            lw=1.6,
+            label="arrivals λ(t)",
+        )
+        for (label, r), ls in zip(results.items(), styles, strict=False):
+            (line,) = ax.step(
+                minutes[sel],
+                r.ready_capacity[sel],
+                where="post",
+                ls=ls,
+                lw=1.3,
+                label=f"ready capacity, {label}",
+            )
             m = minutes[sel]
             short = r.rate[sel] > r.ready_capacity[sel]
-            ax.bar(m[short], (r.rate[sel] - r.ready_capacity[sel])[short], width=1, align="edge",
-                   bottom=r.ready_capacity[sel][short], color=line.get_color(), alpha=0.35)
+            ax.bar(
+                m[short],
+                (r.rate[sel] - r.ready_capacity[sel])[short],
+                width=1,
+                align="edge",
+                bottom=r.ready_capacity[sel][short],
+                color=line.get_color(),
+                alpha=0.35,
+            )
         ax.set_xlim(lo, hi)
         ax.set_ylim(bottom=0)
         ax.set_ylabel("requests/s")
@@ -49,8 +68,15 @@ def plot_day(results: dict[str, DayResult], *, zoom=(20 * 60 + 30, 21 * 60 + 30)
     return fig
 
 
-def plot_conformance(curves: dict, *, quota: float | None = None, exact=None, mu_stars: dict | None = None,
-                     xlabel: str = "arrival rate λ (req/s)", title: str | None = None):
+def plot_conformance(
+    curves: dict,
+    *,
+    quota: float | None = None,
+    exact=None,
+    mu_stars: dict | None = None,
+    xlabel: str = "arrival rate λ (req/s)",
+    title: str | None = None,
+):
     """Conformance against arrival rate for several runs.
 
     ``curves`` maps a label to (rates, conformance) or (rates, conformance, stderr); error bars
@@ -62,18 +88,31 @@ def plot_conformance(curves: dict, *, quota: float | None = None, exact=None, mu
         xs, ys, label = exact
         ax.plot(xs, ys, color="black", lw=1.5, label=label)
     markers = ["o", "s", "^", "D"]
-    for (label, data), marker in zip(curves.items(), markers):
+    for (label, data), marker in zip(curves.items(), markers, strict=False):
         rates, conf = np.asarray(data[0]), np.asarray(data[1])
         err = 2 * np.asarray(data[2]) if len(data) > 2 else None
         ax.errorbar(rates, conf, yerr=err, marker=marker, ms=4, lw=1, capsize=2, label=label)
     if quota is not None:
         ax.axhline(quota, color="grey", ls=":", lw=1)
-        ax.annotate(f"quota {quota:g}", (ax.get_xlim()[0], quota), xytext=(4, -12),
-                    textcoords="offset points", color="grey", fontsize=8)
+        ax.annotate(
+            f"quota {quota:g}",
+            (ax.get_xlim()[0], quota),
+            xytext=(4, -12),
+            textcoords="offset points",
+            color="grey",
+            fontsize=8,
+        )
     for label, rate in (mu_stars or {}).items():
         ax.axvline(rate, color="grey", ls="--", lw=0.8)
-        ax.annotate(label, (rate, 0.05), xytext=(3, 0), textcoords="offset points", rotation=90,
-                    fontsize=8, color="grey")
+        ax.annotate(
+            label,
+            (rate, 0.05),
+            xytext=(3, 0),
+            textcoords="offset points",
+            rotation=90,
+            fontsize=8,
+            color="grey",
+        )
     ax.set_xlabel(xlabel)
     ax.set_ylabel("conformance (share meeting the SLOs)")
     ax.set_ylim(-0.02, 1.02)
@@ -85,8 +124,13 @@ def plot_conformance(curves: dict, *, quota: float | None = None, exact=None, mu
     return fig
 
 
-def plot_latency_cdf(samples: dict, *, threshold: float | None = None, xlabel: str = "seconds",
-                     title: str | None = None):
+def plot_latency_cdf(
+    samples: dict,
+    *,
+    threshold: float | None = None,
+    xlabel: str = "seconds",
+    title: str | None = None,
+):
     """Empirical CDFs of latency samples on a log axis, with an optional SLO threshold."""
     fig, ax = plt.subplots(figsize=(8, 4.2))
     for label, values in samples.items():
@@ -94,8 +138,14 @@ def plot_latency_cdf(samples: dict, *, threshold: float | None = None, xlabel: s
         ax.step(x, np.arange(1, x.size + 1) / x.size, where="post", label=label)
     if threshold is not None:
         ax.axvline(threshold, color="grey", ls="--", lw=1)
-        ax.annotate("SLO", (threshold, 0.02), xytext=(3, 0), textcoords="offset points",
-                    fontsize=8, color="grey")
+        ax.annotate(
+            "SLO",
+            (threshold, 0.02),
+            xytext=(3, 0),
+            textcoords="offset points",
+            fontsize=8,
+            color="grey",
+        )
     ax.set_xscale("log")
     ax.set_xlabel(xlabel)
     ax.set_ylabel("share of requests ≤ x")
@@ -107,8 +157,14 @@ def plot_latency_cdf(samples: dict, *, threshold: float | None = None, xlabel: s
     return fig
 
 
-def plot_fleet(runs: dict, *, start_s: int = 0, stop_s: int | None = None, tick_s: int = 3600,
-               clock_offset_s: int = 0):
+def plot_fleet(
+    runs: dict,
+    *,
+    start_s: int = 0,
+    stop_s: int | None = None,
+    tick_s: int = 3600,
+    clock_offset_s: int = 0,
+):
     """Closed-loop runs over time: paid replicas (top) and requests waiting for a slot (bottom).
 
     ``runs`` maps a label to a ``control.FleetRun``; the x axis is the clock (HH:MM), second 0 of
@@ -117,8 +173,9 @@ def plot_fleet(runs: dict, *, start_s: int = 0, stop_s: int | None = None, tick_
     first = next(iter(runs.values()))
     stop_s = first.rate.size if stop_s is None else stop_s
     t = np.arange(start_s, stop_s)
-    fig, (top, bottom) = plt.subplots(2, 1, figsize=(10, 6), sharex=True,
-                                      gridspec_kw={"height_ratios": [3, 2]})
+    fig, (top, bottom) = plt.subplots(
+        2, 1, figsize=(10, 6), sharex=True, gridspec_kw={"height_ratios": [3, 2]}
+    )
     for label, run in runs.items():
         top.step(t, run.paid[start_s:stop_s], where="post", lw=1.2, label=label)
         bottom.plot(t, run.waiting[start_s:stop_s], lw=1.2, label=label)
@@ -145,8 +202,14 @@ def plot_saturation(concurrency, curves: dict, *, batch: int):
     for label, values in curves.items():
         ax.plot(concurrency, values, lw=1.6, label=label)
     ax.axvline(batch, color="grey", ls="--", lw=1)
-    ax.annotate(f"batch full ({batch})", (batch, 0.05), xytext=(3, 0), textcoords="offset points",
-                fontsize=8, color="grey")
+    ax.annotate(
+        f"batch full ({batch})",
+        (batch, 0.05),
+        xytext=(3, 0),
+        textcoords="offset points",
+        fontsize=8,
+        color="grey",
+    )
     ax.set_xlabel("requests in flight on the replica")
     ax.set_ylabel("metric (share of its maximum)")
     ax.set_ylim(0, 1.05)
@@ -160,7 +223,7 @@ def plot_cost_curve(utilization, per_million, marks: dict):
     """Cost per million tokens against utilization (the 1/ρ̄ curve), with named points marked."""
     fig, ax = plt.subplots(figsize=(8, 4.2))
     ax.plot(utilization, per_million, color="black", lw=1.5, label="C / (3600 ν* ρ̄)")
-    for (label, (u, c)), marker in zip(marks.items(), ["o", "s", "^", "D", "v", "P"]):
+    for (label, (u, c)), marker in zip(marks.items(), ["o", "s", "^", "D", "v", "P"], strict=False):
         ax.plot([u], [c], marker=marker, ls="none", ms=7, label=f"{label} ({c:.2f})")
     ax.set_xlabel("mean utilization ρ̄")
     ax.set_ylabel("cost per million tokens")
@@ -196,11 +259,22 @@ def plot_roofline(peak_flops: float, peak_bandwidth: float, points: dict):
     """The roofline min(P, I·B) on log axes, with named (intensity, FLOP/s) points."""
     fig, ax = plt.subplots(figsize=(8, 4.8))
     intensity = np.logspace(-0.5, 4, 200)
-    ax.loglog(intensity, np.minimum(peak_flops, intensity * peak_bandwidth), color="black", lw=1.6,
-              label="roofline min(P, I·B)")
+    ax.loglog(
+        intensity,
+        np.minimum(peak_flops, intensity * peak_bandwidth),
+        color="black",
+        lw=1.6,
+        label="roofline min(P, I·B)",
+    )
     ax.axvline(peak_flops / peak_bandwidth, color="grey", ls=":", lw=1)
-    ax.annotate("ridge", (peak_flops / peak_bandwidth, peak_flops / 30), xytext=(4, 0),
-                textcoords="offset points", fontsize=8, color="grey")
+    ax.annotate(
+        "ridge",
+        (peak_flops / peak_bandwidth, peak_flops / 30),
+        xytext=(4, 0),
+        textcoords="offset points",
+        fontsize=8,
+        color="grey",
+    )
     for label, (xs, ys) in points.items():
         ax.loglog(xs, ys, marker="o", ms=4, lw=1, label=label)
     ax.set_xlabel("arithmetic intensity (FLOP per byte)")

@@ -77,17 +77,25 @@ class ReplicaModel:
     @property
     def effective_bandwidth(self) -> float:
         """B_eff, bytes/s, such that TPOT(batch) = tpot_full_s."""
-        return (self.weight_bytes + self.batch * self.context_tokens * self.kv_bytes_per_token) / self.tpot_full_s
+        return (
+            self.weight_bytes + self.batch * self.context_tokens * self.kv_bytes_per_token
+        ) / self.tpot_full_s
 
     def tpot(self, b):
         """TPOT(b) = (M_w + b n_ctx m_kv) / B_eff, seconds per decode step with b sequences."""
         b = np.asarray(b, dtype=float)
-        return (self.weight_bytes + b * self.context_tokens * self.kv_bytes_per_token) / self.effective_bandwidth
+        return (
+            self.weight_bytes + b * self.context_tokens * self.kv_bytes_per_token
+        ) / self.effective_bandwidth
 
     def prefill_s(self, prompt_tokens):
         """2 N_p · prompt / (η P_peak): seconds to prefill a prompt."""
-        return 2 * self.params * np.asarray(prompt_tokens, dtype=float) / (
-            self.prefill_efficiency * self.peak_flops)
+        return (
+            2
+            * self.params
+            * np.asarray(prompt_tokens, dtype=float)
+            / (self.prefill_efficiency * self.peak_flops)
+        )
 
     def raw_capacity_rps(self, output_tokens: float) -> float:
         """Requests/s a full batch completes ignoring prefill: B / (output · TPOT(B))."""
@@ -126,13 +134,17 @@ class Trace:
         _check.positive("tpot_slo_s", tpot_slo_s)
         return (self.ttft <= ttft_slo_s) & (self.tpot <= tpot_slo_s)
 
-    def window(self, skip: int) -> "Trace":
+    def window(self, skip: int) -> Trace:
         """The trace without its first ``skip`` requests (the warm-up)."""
         skip = _check.integer("skip", skip, minimum=0)
         if skip >= self.arrival.size:
-            raise ValueError(f"skip must be < the number of requests ({self.arrival.size}), got {skip}")
+            raise ValueError(
+                f"skip must be < the number of requests ({self.arrival.size}), got {skip}"
+            )
         sl = slice(skip, None)
-        return Trace(self.arrival[sl], self.first_token[sl], self.end[sl], self.prompt[sl], self.output[sl])
+        return Trace(
+            self.arrival[sl], self.first_token[sl], self.end[sl], self.prompt[sl], self.output[sl]
+        )
 
     @property
     def throughput_rps(self) -> float:
@@ -165,12 +177,13 @@ def simulate_open(model: ReplicaModel, arrival, prompt, output) -> Trace:
     if not np.all(np.isfinite(arrival)) or np.any(np.diff(arrival) < 0):
         raise ValueError("arrival must hold finite, non-decreasing times")
     prompt, output = _lengths(prompt, output, arrival.size)
-    incoming = [(t, i) for i, t in enumerate(arrival.tolist())]   # sorted, hence a heap
+    incoming = [(t, i) for i, t in enumerate(arrival.tolist())]  # sorted, hence a heap
     return _run(model, incoming, prompt, output, arrival.size, think=None)
 
 
-def simulate_closed(model: ReplicaModel, users: int, think_s, prompt, output,
-                    start_s=None) -> Trace:
+def simulate_closed(
+    model: ReplicaModel, users: int, think_s, prompt, output, start_s=None
+) -> Trace:
     """Serve ``users`` virtual users, each sending its next request ``think`` after its last answer.
 
     ``think_s`` holds one think time per request (request k's user waits think_s[k] after k's
@@ -190,8 +203,14 @@ def simulate_closed(model: ReplicaModel, users: int, think_s, prompt, output,
     return _run(model, incoming, prompt, output, n, think=think.tolist())
 
 
-def _run(model: ReplicaModel, incoming: list, prompt: np.ndarray, output: np.ndarray,
-         n: int, think: list | None) -> Trace:
+def _run(
+    model: ReplicaModel,
+    incoming: list,
+    prompt: np.ndarray,
+    output: np.ndarray,
+    n: int,
+    think: list | None,
+) -> Trace:
     """The event loop shared by both load generators.
 
     ``incoming`` is a heap of (time, key) not yet arrived. Requests are numbered in arrival
@@ -208,14 +227,14 @@ def _run(model: ReplicaModel, incoming: list, prompt: np.ndarray, output: np.nda
     closed = think is not None
 
     t = 0.0
-    steps = 0            # decode steps done so far; a running request finishes at a step number
-    running: list = []   # heap of (finishing step, request)
+    steps = 0  # decode steps done so far; a running request finishes at a step number
+    running: list = []  # heap of (finishing step, request)
     admitted = 0
     pop, push = heapq.heappop, heapq.heappush
 
     def finish(i: int, now: float) -> None:
         end[i] = now
-        if closed:   # the user sends again; arrivals past the n-th are never admitted
+        if closed:  # the user sends again; arrivals past the n-th are never admitted
             push(incoming, (now + think[i], -1 - user_of[i]))
 
     while admitted < n or running:
@@ -245,10 +264,10 @@ def _run(model: ReplicaModel, incoming: list, prompt: np.ndarray, output: np.nda
         elif not b:
             if admitted >= n or not incoming:
                 break
-            t = max(t, incoming[0][0])   # idle: jump to the next arrival
+            t = max(t, incoming[0][0])  # idle: jump to the next arrival
             continue
         else:
-            k = running[0][0] - steps                          # steps to the next completion
+            k = running[0][0] - steps  # steps to the next completion
             if admitted < n and b < B and incoming:
                 k = min(k, max(1, math.ceil((incoming[0][0] - t) / step_s[b])))
             t += k * step_s[b]
@@ -256,5 +275,10 @@ def _run(model: ReplicaModel, incoming: list, prompt: np.ndarray, output: np.nda
         while running and running[0][0] <= steps:
             finish(pop(running)[1], t)
 
-    return Trace(np.array(arrival[:admitted]), np.array(first[:admitted]), np.array(end[:admitted]),
-                 prompt[:admitted].copy(), output[:admitted].copy())
+    return Trace(
+        np.array(arrival[:admitted]),
+        np.array(first[:admitted]),
+        np.array(end[:admitted]),
+        prompt[:admitted].copy(),
+        output[:admitted].copy(),
+    )

@@ -68,8 +68,9 @@ def _step_fn():
     return sp.lambdify((step, rho, mu), step_reserve_expression(), "math")
 
 
-def ramp_reserve(ramp_rps_per_s: float, startup_s: float, capacity_rps: float,
-                 target: float) -> int:
+def ramp_reserve(
+    ramp_rps_per_s: float, startup_s: float, capacity_rps: float, target: float
+) -> int:
     """⌈λ'_max T_start / (ρ* μ*)⌉: spare replicas for a ramp of ``ramp_rps_per_s`` (req/s per s)."""
     ramp_rps_per_s = _check.non_negative("ramp_rps_per_s", ramp_rps_per_s)
     startup_s = _check.non_negative("startup_s", startup_s)
@@ -88,7 +89,9 @@ def step_reserve(step_rps: float, capacity_rps: float, target: float) -> int:
 
 def ramp_load(ramp_per_min: float, startup_min: float) -> float:
     """Load the demand adds while a new unit starts: λ' · T_start (any consistent units)."""
-    return _check.non_negative("ramp_per_min", ramp_per_min) * _check.non_negative("startup_min", startup_min)
+    return _check.non_negative("ramp_per_min", ramp_per_min) * _check.non_negative(
+        "startup_min", startup_min
+    )
 
 
 def scale_to_zero(idle_s: float, startup_s: float, price_per_hour: float) -> dict:

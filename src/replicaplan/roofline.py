@@ -20,7 +20,8 @@ import sympy as sp
 from . import _check
 
 Np, nu_, P, Bw, Mw, Mkv, tpot_, b_, n_, mkv_ = sp.symbols(
-    "N_p nu P_peak B_peak M_w M_kv TPOT b n_ctx m_kv", positive=True)
+    "N_p nu P_peak B_peak M_w M_kv TPOT b n_ctx m_kv", positive=True
+)
 layers_, heads_, hdim_, bytes_ = sp.symbols("layers kv_heads head_dim bytes", positive=True)
 
 
@@ -79,8 +80,13 @@ def mfu(params: float, tokens_per_s: float, peak_flops: float) -> float:
     >>> round(mfu(8e9, 2560, 1e15), 4)
     0.041
     """
-    return float(_fn("mfu")(_check.positive("params", params), _check.positive("tokens_per_s", tokens_per_s),
-                            _check.positive("peak_flops", peak_flops)))
+    return float(
+        _fn("mfu")(
+            _check.positive("params", params),
+            _check.positive("tokens_per_s", tokens_per_s),
+            _check.positive("peak_flops", peak_flops),
+        )
+    )
 
 
 def mbu(weight_bytes: float, kv_bytes: float, tpot_s: float, peak_bandwidth: float) -> float:
@@ -89,10 +95,14 @@ def mbu(weight_bytes: float, kv_bytes: float, tpot_s: float, peak_bandwidth: flo
     >>> round(mbu(16e9, 0.0, 0.025, 3e12), 4)      # the weights alone: 640 GB/s of 3 TB/s
     0.2133
     """
-    return float(_fn("mbu")(_check.positive("weight_bytes", weight_bytes),
-                            _check.non_negative("kv_bytes", kv_bytes),
-                            _check.positive("tpot_s", tpot_s),
-                            _check.positive("peak_bandwidth", peak_bandwidth)))
+    return float(
+        _fn("mbu")(
+            _check.positive("weight_bytes", weight_bytes),
+            _check.non_negative("kv_bytes", kv_bytes),
+            _check.positive("tpot_s", tpot_s),
+            _check.positive("peak_bandwidth", peak_bandwidth),
+        )
+    )
 
 
 def kv_bytes_per_token(layers: int, kv_heads: int, head_dim: int, bytes_per_value: float) -> float:
@@ -101,59 +111,98 @@ def kv_bytes_per_token(layers: int, kv_heads: int, head_dim: int, bytes_per_valu
     >>> kv_bytes_per_token(32, 8, 128, 2) / 1024     # an 8 B model with GQA, bf16: 128 KiB
     128.0
     """
-    return float(_fn("kv")(_check.integer("layers", layers, minimum=1),
-                           _check.integer("kv_heads", kv_heads, minimum=1),
-                           _check.integer("head_dim", head_dim, minimum=1),
-                           _check.positive("bytes_per_value", bytes_per_value)))
+    return float(
+        _fn("kv")(
+            _check.integer("layers", layers, minimum=1),
+            _check.integer("kv_heads", kv_heads, minimum=1),
+            _check.integer("head_dim", head_dim, minimum=1),
+            _check.positive("bytes_per_value", bytes_per_value),
+        )
+    )
 
 
-def decode_intensity(params: float, batch: float, context_tokens: float, kv_bytes_per_token: float,
-                     weight_bytes: float) -> float:
+def decode_intensity(
+    params: float,
+    batch: float,
+    context_tokens: float,
+    kv_bytes_per_token: float,
+    weight_bytes: float,
+) -> float:
     """I(b) = 2 N_p b / (M_w + b n_ctx m_kv), FLOP per byte of one decode step."""
-    return float(_fn("intensity")(_check.positive("params", params), _check.positive("batch", batch),
-                                  _check.non_negative("context_tokens", context_tokens),
-                                  _check.non_negative("kv_bytes_per_token", kv_bytes_per_token),
-                                  _check.positive("weight_bytes", weight_bytes)))
+    return float(
+        _fn("intensity")(
+            _check.positive("params", params),
+            _check.positive("batch", batch),
+            _check.non_negative("context_tokens", context_tokens),
+            _check.non_negative("kv_bytes_per_token", kv_bytes_per_token),
+            _check.positive("weight_bytes", weight_bytes),
+        )
+    )
 
 
 def intensity_limit(params: float, context_tokens: float, kv_bytes_per_token: float) -> float:
     """2 N_p / (n_ctx m_kv): the intensity no batch size can exceed."""
-    return float(_fn("limit")(_check.positive("params", params),
-                              _check.positive("context_tokens", context_tokens),
-                              _check.positive("kv_bytes_per_token", kv_bytes_per_token)))
+    return float(
+        _fn("limit")(
+            _check.positive("params", params),
+            _check.positive("context_tokens", context_tokens),
+            _check.positive("kv_bytes_per_token", kv_bytes_per_token),
+        )
+    )
 
 
 def ridge(peak_flops: float, peak_bandwidth: float) -> float:
     """P_peak / B_peak, FLOP per byte: where the roofline turns from memory- to compute-bound."""
-    return _check.positive("peak_flops", peak_flops) / _check.positive("peak_bandwidth", peak_bandwidth)
+    return _check.positive("peak_flops", peak_flops) / _check.positive(
+        "peak_bandwidth", peak_bandwidth
+    )
 
 
-def ridge_context(params: float, kv_bytes_per_token: float, peak_flops: float, peak_bandwidth: float) -> float:
+def ridge_context(
+    params: float, kv_bytes_per_token: float, peak_flops: float, peak_bandwidth: float
+) -> float:
     """n_ctx below which a large batch can bring decode to the ridge: 2 N_p B_peak/(P_peak m_kv)."""
-    return float(_fn("ridge_ctx")(_check.positive("params", params),
-                                  _check.positive("kv_bytes_per_token", kv_bytes_per_token),
-                                  _check.positive("peak_flops", peak_flops),
-                                  _check.positive("peak_bandwidth", peak_bandwidth)))
+    return float(
+        _fn("ridge_ctx")(
+            _check.positive("params", params),
+            _check.positive("kv_bytes_per_token", kv_bytes_per_token),
+            _check.positive("peak_flops", peak_flops),
+            _check.positive("peak_bandwidth", peak_bandwidth),
+        )
+    )
 
 
 def attainable_flops(intensity: float, peak_flops: float, peak_bandwidth: float) -> float:
     """The roofline: min(P_peak, I · B_peak)."""
-    return min(_check.positive("peak_flops", peak_flops),
-               _check.non_negative("intensity", intensity) * _check.positive("peak_bandwidth", peak_bandwidth))
+    return min(
+        _check.positive("peak_flops", peak_flops),
+        _check.non_negative("intensity", intensity)
+        * _check.positive("peak_bandwidth", peak_bandwidth),
+    )
 
 
-def decode_tokens_per_s(weight_bytes: float, kv_bytes_per_token: float, batch: int, context_tokens: float,
-                        mbu_value: float, peak_bandwidth: float) -> float:
-    """Tokens/s of a replica at a given MBU: b sequences / TPOT, TPOT = (M_w + b n m_kv)/(MBU · B_peak)."""
+def decode_tokens_per_s(
+    weight_bytes: float,
+    kv_bytes_per_token: float,
+    batch: int,
+    context_tokens: float,
+    mbu_value: float,
+    peak_bandwidth: float,
+) -> float:
+    """Tokens/s at a given MBU: b sequences / TPOT, TPOT = (M_w + b n m_kv)/(MBU · B_peak)."""
     batch = _check.integer("batch", batch, minimum=1)
     mbu_value = _check.fraction("mbu_value", mbu_value)
-    step_bytes = (_check.positive("weight_bytes", weight_bytes)
-                  + batch * _check.non_negative("context_tokens", context_tokens)
-                  * _check.non_negative("kv_bytes_per_token", kv_bytes_per_token))
+    step_bytes = _check.positive("weight_bytes", weight_bytes) + batch * _check.non_negative(
+        "context_tokens", context_tokens
+    ) * _check.non_negative("kv_bytes_per_token", kv_bytes_per_token)
     return batch * mbu_value * _check.positive("peak_bandwidth", peak_bandwidth) / step_bytes
 
 
 def prefill_intensity(params: float, prompt_tokens: float, weight_bytes: float) -> float:
-    """FLOP per byte of a prefill: 2 N_p per prompt token, the weights read once (cache writes ignored)."""
-    return (2 * _check.positive("params", params) * _check.positive("prompt_tokens", prompt_tokens)
-            / _check.positive("weight_bytes", weight_bytes))
+    """FLOP per byte of a prefill: 2 N_p per prompt token, weights read once (no cache writes)."""
+    return (
+        2
+        * _check.positive("params", params)
+        * _check.positive("prompt_tokens", prompt_tokens)
+        / _check.positive("weight_bytes", weight_bytes)
+    )

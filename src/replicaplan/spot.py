@@ -82,8 +82,9 @@ class SpotDay:
     @property
     def cost(self) -> float:
         """On-demand base at full price plus spot hours (waste included) at a discount."""
-        return self.price_per_hour * (self.on_demand_hours
-                                      + (1 - self.discount) * (self.spot_hours + self.waste_hours))
+        return self.price_per_hour * (
+            self.on_demand_hours + (1 - self.discount) * (self.spot_hours + self.waste_hours)
+        )
 
     @property
     def all_on_demand_cost(self) -> float:
@@ -106,9 +107,15 @@ class SpotDay:
         return spot_cost_factor(self.discount, self.omega)
 
 
-def simulate_spot_day(day: DayResult, config: SpotConfig = SpotConfig(), *, base: int = 0,
-                      price_per_hour: float = EXAMPLE.price_per_hour, model: ReplicaModel | None = None,
-                      seed: int = 0) -> SpotDay:
+def simulate_spot_day(
+    day: DayResult,
+    config: SpotConfig = SpotConfig(),
+    *,
+    base: int = 0,
+    price_per_hour: float = EXAMPLE.price_per_hour,
+    model: ReplicaModel | None = None,
+    seed: int = 0,
+) -> SpotDay:
     """Run the day's fleet with ``base`` on-demand replicas and the rest on spot capacity."""
     base = _check.integer("base", base, minimum=0)
     price_per_hour = _check.positive("price_per_hour", price_per_hour)
@@ -130,11 +137,11 @@ def simulate_spot_day(day: DayResult, config: SpotConfig = SpotConfig(), *, base
             continue
         revocations += k
         per_replica_rps = day.rate[m] / day.ready[m]
-        in_flight_mean = per_replica_rps * residence_s           # Little's law on one replica
+        in_flight_mean = per_replica_rps * residence_s  # Little's law on one replica
         b = max(1.0, min(in_flight_mean, model.batch))
-        token_share_s = float(model.tpot(b)) / b                 # replica-seconds per decoded token
+        token_share_s = float(model.tpot(b)) / b  # replica-seconds per decoded token
         for _ in range(k):
-            waste_s += config.startup_s                          # the replacement boots, paid
+            waste_s += config.startup_s  # the replacement boots, paid
             gap_s += max(0.0, config.startup_s - config.notice_s)
             j = int(rng.poisson(in_flight_mean))
             if not j:

@@ -2,8 +2,11 @@
 
 For every page: it loads with no console error; every formula has been typeset by MathJax (no
 raw TeX left in the visible text); every image has loaded; every internal link, fragment
-included, resolves. The search page finds "goodput". The site is served from localhost and
-MathJax from the site itself, so the test needs no network at all.
+included, resolves; MathJax reports no error (no `mjx-merror` element); no page is wider than
+the window at a phone's 390 px or a desktop's 1,400 px; each chapter's download link gives a
+file that nbformat reads and validates as a notebook. The search page finds "goodput". A
+screenshot of every page is saved under _build/screenshots/ for a person to look at. The site
+is served from localhost and MathJax from the site itself, so the test needs no network at all.
 
 Needs the site built into _build/html (make test builds it first) and /usr/bin/chromium with
 /usr/bin/chromedriver (make test installs them from Debian's packages).
@@ -21,16 +24,29 @@ from pathlib import Path
 import pytest
 
 SITE = Path(__file__).resolve().parents[2] / "_build" / "html"
+SCREENSHOTS = SITE.parent / "screenshots"
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 CHROMEDRIVER = shutil.which("chromedriver") or "/usr/bin/chromedriver"
 
 pytestmark = pytest.mark.skipif(
-    not (SITE / "index.html").exists() or not Path(CHROMIUM).exists() or not Path(CHROMEDRIVER).exists(),
-    reason="needs the built site (_build/html) and Debian's chromium + chromium-driver")
+    not (SITE / "index.html").exists()
+    or not Path(CHROMIUM).exists()
+    or not Path(CHROMEDRIVER).exists(),
+    reason="needs the built site (_build/html) and Debian's chromium + chromium-driver",
+)
 
-PAGES = sorted(str(p.relative_to(SITE)) for p in SITE.rglob("*.html")
-               if "_static" not in p.parts and "_sources" not in p.parts) if SITE.exists() else []
-RAW_TEX = re.compile(r"\\\(|\\\)|\\\[|\\\]|\$\$|\\(frac|lambda|mu|rho|text|mathrm|lceil|rceil|dot|ast|sqrt)\b")
+PAGES = (
+    sorted(
+        str(p.relative_to(SITE))
+        for p in SITE.rglob("*.html")
+        if "_static" not in p.parts and "_sources" not in p.parts
+    )
+    if SITE.exists()
+    else []
+)
+RAW_TEX = re.compile(
+    r"\\\(|\\\)|\\\[|\\\]|\$\$|\\(frac|lambda|mu|rho|text|mathrm|lceil|rceil|dot|ast|sqrt)\b"
+)
 
 
 class _Quiet(http.server.SimpleHTTPRequestHandler):
@@ -38,10 +54,16 @@ class _Quiet(http.server.SimpleHTTPRequestHandler):
         pass
 
 
+class _Server(socketserver.ThreadingTCPServer):
+    # Chromium keeps connections alive; closing must not wait for their handler threads
+    daemon_threads = True
+    block_on_close = False
+
+
 @pytest.fixture(scope="module")
 def server():
     handler = functools.partial(_Quiet, directory=str(SITE))
-    with socketserver.ThreadingTCPServer(("127.0.0.1", 0), handler) as httpd:
+    with _Server(("127.0.0.1", 0), handler) as httpd:
         thread = threading.Thread(target=httpd.serve_forever, daemon=True)
         thread.start()
         yield f"http://127.0.0.1:{httpd.server_address[1]}/"
@@ -55,9 +77,18 @@ def browser(tmp_path_factory):
 
     options = webdriver.ChromeOptions()
     options.binary_location = CHROMIUM
-    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                 "--window-size=1300,1000", f"--user-data-dir={tmp_path_factory.mktemp('chromium')}"):
+    for flag in (
+        "--headless=new",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--window-size=1300,1000",
+        f"--user-data-dir={tmp_path_factory.mktemp('chromium')}",
+    ):
         options.add_argument(flag)
     options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
@@ -85,19 +116,32 @@ def _visible_prose(browser):
     """Text of the page outside code blocks (code may legitimately hold TeX strings)."""
     return browser.execute_script("""
         const clone = document.querySelector('main, article, body').cloneNode(true);
-        clone.querySelectorAll('pre, code, script, style, .highlight, mjx-assistive-mml').forEach(e => e.remove());
+        clone.querySelectorAll('pre, code, script, style, .highlight, mjx-assistive-mml')
+            .forEach(e => e.remove());
         return clone.textContent;""")
 
 
 @pytest.mark.parametrize("page", PAGES)
 def test_page(browser, server, page):
     _open(browser, server + page)
-    errors = [e for e in browser.get_log("browser")
-              if e["level"] == "SEVERE" and "favicon.ico" not in e["message"]]
+    errors = [
+        e
+        for e in browser.get_log("browser")
+        if e["level"] == "SEVERE" and "favicon.ico" not in e["message"]
+    ]
     assert not errors, f"{page}: console errors: {errors}"
 
     raw = RAW_TEX.findall(_visible_prose(browser))
     assert not raw, f"{page}: raw TeX left in the visible text: {raw[:5]}"
+    math_errors = browser.execute_script(
+        "return Array.from(document.querySelectorAll('mjx-merror'))"
+        ".map(e => e.getAttribute('data-mjx-error') || e.textContent);"
+    )
+    assert not math_errors, f"{page}: MathJax errors: {math_errors[:5]}"
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    browser.save_screenshot(
+        str(SCREENSHOTS / (page.replace("/", "__").removesuffix(".html") + ".png"))
+    )
     if browser.execute_script("return document.querySelectorAll('.math').length"):
         typeset = browser.execute_script("return document.querySelectorAll('mjx-container').length")
         assert typeset > 0, f"{page}: math present but nothing typeset by MathJax"
@@ -107,7 +151,9 @@ def test_page(browser, server, page):
             .filter(img => !(img.complete && img.naturalWidth > 0)).map(img => img.src);""")
     assert not broken, f"{page}: images that did not load: {broken}"
 
-    hrefs = browser.execute_script("return Array.from(document.querySelectorAll('a[href]')).map(a => a.href);")
+    hrefs = browser.execute_script(
+        "return Array.from(document.querySelectorAll('a[href]')).map(a => a.href);"
+    )
     missing = []
     for href in hrefs:
         url = urllib.parse.urlsplit(href)
@@ -133,8 +179,49 @@ def test_every_chapter_is_downloadable_as_a_notebook(browser, server):
         assert notebook.exists(), f"no downloadable notebook for {page.name}"
         _open(browser, server + f"chapters/{page.name}")
         links = browser.execute_script(
-            "return Array.from(document.querySelectorAll('a[href]')).map(a => a.getAttribute('href'));")
-        assert any(h.endswith(f"{page.stem}.ipynb") for h in links), f"{page.name}: no .ipynb download link"
+            "return Array.from(document.querySelectorAll('a[href]'))"
+            ".map(a => a.getAttribute('href'));"
+        )
+        assert any(h.endswith(f"{page.stem}.ipynb") for h in links), (
+            f"{page.name}: no .ipynb download link"
+        )
+
+
+@pytest.mark.parametrize("width", [390, 1400])
+def test_no_page_is_wider_than_the_window(browser, server, width):
+    # a headless window cannot be narrower than about 500 px: emulate the phone's viewport instead
+    browser.execute_cdp_cmd(
+        "Emulation.setDeviceMetricsOverride",
+        {"width": width, "height": 900, "deviceScaleFactor": 1, "mobile": width < 600},
+    )
+    try:
+        too_wide = {}
+        for page in PAGES:
+            _open(browser, server + page)
+            inner, scroll = browser.execute_script(
+                "const e = document.documentElement; return [e.clientWidth, e.scrollWidth];"
+            )
+            assert inner <= width, f"{page}: the window is {inner} px, not {width}"
+            if scroll > inner + 1:
+                too_wide[page] = (scroll, inner)
+        assert not too_wide, f"pages wider than a {width} px window (scroll, window): {too_wide}"
+    finally:
+        browser.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
+
+
+def test_downloaded_notebooks_open_as_notebooks(server):
+    import urllib.request
+
+    import nbformat
+
+    chapters = sorted((SITE / "chapters").glob("*.html"))
+    assert chapters
+    for page in chapters:
+        url = server + f"_sources/chapters/{page.stem}.ipynb"
+        with urllib.request.urlopen(url) as response:
+            nb = nbformat.reads(response.read().decode("utf-8"), as_version=4)
+        nbformat.validate(nb)
+        assert any(c.cell_type == "code" and c.get("outputs") for c in nb.cells), url
 
 
 def test_search_finds_goodput(browser, server):
@@ -143,6 +230,7 @@ def test_search_finds_goodput(browser, server):
 
     _open(browser, server + "search.html?q=goodput")
     results = WebDriverWait(browser, 30).until(
-        lambda d: d.find_elements(By.CSS_SELECTOR, "#search-results li") or False)
+        lambda d: d.find_elements(By.CSS_SELECTOR, "#search-results li") or False
+    )
     text = " ".join(r.text for r in results)
     assert "replica holds" in text.lower() or "glossary" in text.lower(), text
