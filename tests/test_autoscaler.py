@@ -4,11 +4,12 @@ import pytest
 import sympy as sp
 
 from replicaplan import autoscaler as hpa
+from replicaplan import symbols as S
 from replicaplan.autoscaler import (
     HorizontalAutoscaler,
     KnativeAutoscaler,
-    Policy,
     Rules,
+    ScalingPolicy,
     external_replica_count,
     limit_rate,
     replica_count,
@@ -58,9 +59,18 @@ def test_tolerance_inclusive_at_both_ends():
 
 def test_tolerance_band_symbolic():
     lo, hi = hpa.tolerance_band()
-    assert sp.simplify(lo - hpa.target_sym * (1 - hpa.tol)) == 0
-    assert sp.simplify(hi - hpa.target_sym * (1 + hpa.tol)) == 0
-    assert hpa.proportional_rule_expression() == sp.ceiling(hpa.N * hpa.m / hpa.target_sym)
+    assert sp.simplify(lo - S.target * (1 - S.tolerance)) == 0
+    assert sp.simplify(hi - S.target * (1 + S.tolerance)) == 0
+
+
+def test_the_displayed_rule_is_the_one_that_runs():
+    # Kubernetes documentation: 1 replica at 200m against 100m → 2; the source: 4 replicas at
+    # 20 open requests each against 10 → 8; a ratio just above a whole number is not rounded up
+    assert hpa.proportional_rule(1, 200.0, 100.0) == 2
+    assert hpa.proportional_rule(4, 20.0, 10.0) == 8
+    assert hpa.proportional_rule(3, 0.1 * 8, 0.8) == 3  # 3 · 0.8/0.8 with binary noise
+    expr = hpa.proportional_rule_expression()
+    assert expr.subs({S.N_r: 4, S.metric: 20, S.target: 10}) == 8
 
 
 def test_missing_metrics_dampen_both_directions():
@@ -106,10 +116,10 @@ def test_rate_limit_counts_recent_changes():
 
 
 def test_rate_limit_down_and_bounds():
-    slow = Rules((Policy("Pods", 1, 60),), "Max", 0)
+    slow = Rules((ScalingPolicy("Pods", 1, 60),), "Max", 0)
     assert limit_rate(10, 2, [], now=0.0, down=slow) == 9
     assert limit_rate(10, 2, [(-30.0, -1)], now=0.0, down=slow) == 10
-    half = Rules((Policy("Percent", 50, 60),), "Max", 0)
+    half = Rules((ScalingPolicy("Percent", 50, 60),), "Max", 0)
     assert limit_rate(9, 1, [], now=0.0, down=half) == 4  # ⌊9 · 0.5⌋
     assert limit_rate(10, 0, [], now=0.0, min_replicas=2) == 2
     assert limit_rate(10, 50, [], now=0.0, max_replicas=12) == 12
@@ -117,7 +127,7 @@ def test_rate_limit_down_and_bounds():
 
 
 def test_select_min_takes_the_stricter_policy():
-    rules = Rules((Policy("Pods", 4, 15), Policy("Percent", 100, 15)), "Min", 0)
+    rules = Rules((ScalingPolicy("Pods", 4, 15), ScalingPolicy("Percent", 100, 15)), "Min", 0)
     assert limit_rate(10, 50, [], now=0.0, up=rules) == 14
 
 
@@ -171,11 +181,11 @@ def test_kpa_scale_down_rate():
         (lambda: stabilize(1, 1, [], 0, down_window_s=-1), "down_window_s"),
         (lambda: stabilize(1, 1, [], 0, up_window_s=-1), "up_window_s"),
         (lambda: limit_rate(1, 2, [], 0, min_replicas=5, max_replicas=2), "min_replicas"),
-        (lambda: Policy("Percent", 0, 15), "value"),
-        (lambda: Policy("Percent", -10, 15), "value"),
-        (lambda: Policy("Nodes", 1, 15), "kind"),
+        (lambda: ScalingPolicy("Percent", 0, 15), "value"),
+        (lambda: ScalingPolicy("Percent", -10, 15), "value"),
+        (lambda: ScalingPolicy("Nodes", 1, 15), "kind"),
         (lambda: Rules((), "Max"), "policies"),
-        (lambda: Rules((Policy("Pods", 1, 1),), "Avg"), "select"),
+        (lambda: Rules((ScalingPolicy("Pods", 1, 1),), "Avg"), "select"),
         (lambda: external_replica_count(1, 1, 0), "target_average"),
         (lambda: HorizontalAutoscaler(target=-1), "target"),
         (lambda: HorizontalAutoscaler(target=1, min_replicas=3, max_replicas=2), "min_replicas"),

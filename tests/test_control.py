@@ -1,18 +1,12 @@
 import numpy as np
 import pytest
 
-from replicaplan.autoscaler import Policy, Rules
-from replicaplan.control import (
-    KPA,
-    Fixed,
-    FluidReplica,
-    HPAOn,
-    Proportional,
-    per_second,
-    simulate_fleet,
-)
+from replicaplan.autoscaler import Rules, ScalingPolicy
+from replicaplan.control import per_second, simulate_fleet
+from replicaplan.controllers import KPA, Fixed, HPAOn, Proportional
 from replicaplan.day import reference_traffic
 from replicaplan.example import EXAMPLE
+from replicaplan.fleet import FluidReplica
 
 L_STAR = EXAMPLE.concurrency_target
 
@@ -65,7 +59,9 @@ def test_down_window_prevents_flapping():
     rng_day = per_second(reference_traffic())[10 * 3600 : 14 * 3600]
     flappy = simulate_fleet(
         rng_day,
-        HPAOn({"concurrency": L_STAR}, down=Rules((Policy("Percent", 100, 15),), "Max", 0.0)),
+        HPAOn(
+            {"concurrency": L_STAR}, down=Rules((ScalingPolicy("Percent", 100, 15),), "Max", 0.0)
+        ),
         startup_s=60,
     )
     steady = simulate_fleet(rng_day, HPAOn({"concurrency": L_STAR}), startup_s=60)

@@ -1,14 +1,17 @@
+import numpy as np
 import pytest
 import sympy as sp
 
 from replicaplan import cost
+from replicaplan import symbols as S
 from replicaplan.day import policy_table
 
 
 def test_symbolic_forms():
-    assert sp.simplify(cost.cost_per_token_expression() - cost.C / (3600 * cost.nu * cost.rho)) == 0
-    assert sp.simplify(cost.spot_factor_expression() - (1 - cost.d) / (1 - cost.omega)) == 0
-    assert cost.spot_break_even() == cost.omega  # pays off iff d > ω
+    expected = S.C_hour / (3600 * S.nu_star * S.rho_bar)
+    assert sp.simplify(cost.cost_per_token_expression() - expected) == 0
+    assert sp.simplify(cost.spot_factor_expression() - (1 - S.d) / (1 - S.omega)) == 0
+    assert cost.spot_break_even() == S.omega  # pays off iff d > ω
 
 
 def test_source_numbers():
@@ -64,3 +67,14 @@ def test_phase_prices():
 def test_bad_input(call, name):
     with pytest.raises(ValueError, match=name):
         call()
+
+
+def test_spot_factor_over_a_map_equals_the_scalar_cases():
+    dd, ww = np.meshgrid([0.0, 0.2, 0.6], [0.1, 0.5])
+    grid = cost.spot_cost_factor(dd, ww)
+    for i in range(2):
+        for j in range(3):
+            assert grid[i, j] == pytest.approx(cost.spot_cost_factor(dd[i, j], ww[i, j]))
+    assert grid[0, 2] == pytest.approx(0.4 / 0.9) and grid[1, 1] == pytest.approx(1.6)
+    with pytest.raises(ValueError, match="lost_fraction"):
+        cost.spot_cost_factor(dd, ww + 0.6)

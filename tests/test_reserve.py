@@ -2,21 +2,25 @@ import pytest
 import sympy as sp
 
 from replicaplan import reserve as rs
+from replicaplan import symbols as S
 
 
 def test_first_order_expansion():
-    assert sp.simplify(rs.first_order_future_load() - (rs.lam(rs.t) + rs.slope * rs.T)) == 0
+    assert sp.simplify(rs.first_order_future_load() - (S.lam_of(S.t) + S.lam_dot * S.T_start)) == 0
 
 
 def test_reserve_closed_forms():
-    assert sp.simplify(rs.ramp_reserve_expression() - rs.slope * rs.T / (rs.rho * rs.mu)) == 0
-    assert sp.simplify(rs.step_reserve_expression() - rs.step / (rs.rho * rs.mu)) == 0
+    assert (
+        sp.simplify(rs.ramp_reserve_expression() - S.lam_dot * S.T_start / (S.rho_star * S.mu_star))
+        == 0
+    )
+    assert sp.simplify(rs.step_reserve_expression() - S.delta_lam / (S.rho_star * S.mu_star)) == 0
 
 
 def test_reserve_satisfies_the_condition_at_equality():
     cond = rs.coverage_condition()
     r = rs.ramp_reserve_expression()
-    lhs = cond.lhs.subs(rs.R, r)
+    lhs = cond.lhs.subs(S.R, r)
     assert sp.simplify(lhs - rs.first_order_future_load()) == 0
 
 

@@ -2,6 +2,7 @@ import pytest
 import sympy as sp
 
 from replicaplan import roofline as rf
+from replicaplan import symbols as S
 
 M_KV = rf.kv_bytes_per_token(32, 8, 128, 2)
 
@@ -20,12 +21,19 @@ def test_source_numbers():
 
 
 def test_symbolic_derivations():
-    assert sp.simplify(rf.intensity_limit_expression() - 2 * rf.Np / (rf.n_ * rf.mkv_)) == 0
-    assert sp.simplify(rf.ridge_context_expression() - 2 * rf.Np * rf.Bw / (rf.P * rf.mkv_)) == 0
+    assert sp.simplify(rf.intensity_limit_expression() - 2 * S.N_p / (S.n_ctx * S.m_kv)) == 0
     assert (
-        sp.simplify(rf.mfu_ceiling_expression() - 2 * rf.Np * rf.Bw / (rf.P * rf.n_ * rf.mkv_)) == 0
+        sp.simplify(rf.ridge_context_expression() - 2 * S.N_p * S.B_peak / (S.P_peak * S.m_kv)) == 0
     )
-    assert rf.kv_bytes_expression() == 2 * rf.layers_ * rf.heads_ * rf.hdim_ * rf.bytes_
+    assert (
+        sp.simplify(
+            rf.mfu_ceiling_expression() - 2 * S.N_p * S.B_peak / (S.P_peak * S.n_ctx * S.m_kv)
+        )
+        == 0
+    )
+    # Llama-3-8B's shape (32 layers, 8 KV heads of 128 values, bf16): 128 KiB per token
+    values = {S.n_layers: 32, S.n_kv: 8, S.d_head: 128, S.s_value: 2}
+    assert rf.kv_bytes_expression().subs(values) == 128 * 1024
 
 
 def test_intensity_rises_with_batch_towards_its_limit():
@@ -63,3 +71,13 @@ def test_levers_at_constant_mbu():
 def test_bad_input(call, name):
     with pytest.raises(ValueError, match=name):
         call()
+
+
+def test_decode_mfu_ceiling_is_the_source_figure():
+    # the source: intensity limit ≈ 61 FLOP/byte against a ridge of ≈ 333 caps decode MFU at ≈ 18 %
+    ceiling = rf.decode_mfu_ceiling(8e9, 2000, 128 * 1024, 1e15, 3e12)
+    assert round(ceiling * 100) == 18
+    assert ceiling == pytest.approx(
+        rf.intensity_limit(8e9, 2000, 128 * 1024) / rf.ridge(1e15, 3e12)
+    )
+    assert rf.decode_mfu_ceiling(8e9, 10, 128 * 1024, 1e15, 3e12) == 1.0  # short contexts

@@ -1,23 +1,37 @@
 """replicaplan: how many replicas of a language model to keep on, and what that capacity costs.
 
-One module per idea; the chapters of the book import them.
+One module per idea, in floors; a module imports only from the floors below it.
 
-example    the running example (one world for every chapter)
-grid       the power-grid figures of the opening
-replica    the continuous-batching replica, simulated event to event
-loadgen    request lengths from the Azure trace; open/closed-loop arrivals; trace replay
-capacity   the open-loop capacity sweep, mu*, the M/M/1 closed forms
-autoscaler the Kubernetes HPA (rule, stabilization, rate limits) and Knative's KPA
-control    the closed loop: traffic -> replicas -> metrics -> controller, second by second
-coldstart  T_start = machine + image + weights + warm-up; weight-loading tiers
-reserve    ramp and step reserves, scale to zero
-day        the simulated day and its policy table
-cost       cost per token, the day priced, the spot factor, input vs output tokens
-spot       a spot (or two-layer) fleet over the simulated day
-roofline   MFU, MBU, KV bytes per token, the decode roofline
-plots      figure functions
-book       helpers for the chapter notebooks (glue)
-cli        the ``replicaplan`` command
+ground      example    the running example (one world for every chapter)
+            _check     input checks, and the one rounding rule for replica counts
+            symbols    the book's notation as sympy symbols, and ``lambdify_once``
+models      grid       the power-grid figures of the opening
+            stats      standard errors of a measured share (binomial, batch means)
+            queueing   the M/M/1 closed forms and simulators; the interactive law
+            roofline   MFU, MBU, KV bytes per token, the decode roofline
+            replica    the continuous-batching replica, simulated event to event
+            loadgen    request lengths from the Azure trace; open/closed-loop arrivals; replay
+            coldstart  T_start = machine + image + weights + warm-up; weight-loading tiers
+            reserve    ramp and step reserves, scale to zero
+            autoscaler the Kubernetes HPA (rule, stabilization, rate limits) and Knative's KPA
+            fleet      replicas that start, serve and stop; the sizing rule; the fluid replica
+            controllers the Controller protocol and every controller (HPA, KPA, the day's)
+analyses    capacity   the open-loop capacity sweep and mu*
+            day        the simulated day and its policy table
+            control    the closed loop: traffic -> replicas -> metrics -> controller
+composed    cost       cost per token, the day priced, the spot factor, input vs output tokens
+            spot       a spot (or two-layer) fleet over the simulated day
+faces       report     text: the policy table, clock times, the lines the CLI prints
+            plots      figure functions
+            book       helpers for the chapter notebooks (glue)
+            cli        the ``replicaplan`` command
+
+Conventions. A formula the book displays is derived once with sympy from the symbols of
+``symbols`` (Python names spell the book's notation: ``mu_star`` is μ*, ``rho_bar`` is ρ̄,
+``T_start`` is T_start), turned into a numeric function once by ``symbols.lambdify_once``, and
+that function is what every caller runs. A count of replicas is rounded by ``_check.ceil_count``
+(or ``floor_count``) and nowhere else. Models return numbers; only ``report`` and ``plots`` make
+text and figures.
 """
 
 __version__ = "0.1.0"

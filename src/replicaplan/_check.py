@@ -63,18 +63,22 @@ def rates(name: str, values) -> np.ndarray:
     return arr
 
 
-def ceil_count(x: float) -> int:
-    """⌈x⌉ for a count of replicas, ignoring binary rounding noise.
+def ceil_count(x):
+    """⌈x⌉ for a count of replicas, ignoring binary rounding noise; ``x`` may be an array.
 
     A product such as 0.3 · 8 / 6.4 can land a hair above a whole number and would otherwise
-    round up to one replica too many.
+    round up to one replica too many. This is the package's one rule for rounding a count up.
     """
-    return math.ceil(round(x, 9))
+    if np.ndim(x):
+        return np.ceil(np.round(np.asarray(x, dtype=float), 9)).astype(int)
+    return math.ceil(round(float(x), 9))
 
 
-def floor_count(x: float) -> int:
+def floor_count(x):
     """⌊x⌋ for a count of replicas, ignoring binary rounding noise (see ``ceil_count``)."""
-    return math.floor(round(x, 9))
+    if np.ndim(x):
+        return np.floor(np.round(np.asarray(x, dtype=float), 9)).astype(int)
+    return math.floor(round(float(x), 9))
 
 
 def _finite(name: str, value) -> float:

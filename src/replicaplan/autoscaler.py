@@ -20,34 +20,42 @@ The HPA runs three stages every sync period (15 s by default):
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from functools import cache
 
 import sympy as sp
 
 from . import _check
+from .symbols import N_r, lambdify_once, metric, target, tolerance
 
 # ------------------------------------------------------------------ the proportional rule
 
-N, m, target_sym, tol = sp.symbols("N_r metric target tolerance", positive=True)
-
 
 def proportional_rule_expression() -> sp.Expr:
-    """N' = ⌈N_r · metric / target⌉ (applied only outside the tolerance band)."""
-    return sp.ceiling(N * m / target_sym)
+    """N_r' = ⌈N_r · metric / target⌉ (applied only outside the tolerance band)."""
+    return sp.ceiling(N_r * metric / target)
 
 
 def tolerance_band() -> tuple[sp.Expr, sp.Expr]:
     """Metric values that cause no change: |metric/target − 1| ≤ tolerance, solved for metric."""
-    lo = sp.solve(sp.Eq(m / target_sym, 1 - tol), m)[0]
-    hi = sp.solve(sp.Eq(m / target_sym, 1 + tol), m)[0]
+    lo = sp.solve(sp.Eq(metric / target, 1 - tolerance), metric)[0]
+    hi = sp.solve(sp.Eq(metric / target, 1 + tolerance), metric)[0]
     return lo, hi
 
 
 @cache
 def _proportional_fn():
-    return sp.lambdify((N, m, target_sym), N * m / target_sym, "math")
+    """The displayed ⌈N_r · metric/target⌉, lambdified with the package's rounding rule."""
+    return lambdify_once((N_r, metric, target), proportional_rule_expression())
+
+
+def proportional_rule(replicas: int, average: float, target_value: float) -> int:
+    """⌈N_r · metric/target⌉ for ``replicas`` replicas whose metric averages ``average``.
+
+    >>> proportional_rule(4, 20.0, 10.0)
+    8
+    """
+    return int(_proportional_fn()(replicas, average, target_value))
 
 
 def _within(ratio: float, tolerance: float) -> bool:
@@ -88,9 +96,7 @@ def replica_count(values, target: float, *, unready: int = 0, tolerance: float =
     if not scale_up_with_unready and missing == 0:
         if _within(ratio, tolerance):
             return current
-        return _check.ceil_count(
-            _proportional_fn()(len(present), sum(present) / len(present), target)
-        )
+        return proportional_rule(len(present), sum(present) / len(present), target)
 
     counted = list(present)
     if missing:
@@ -100,7 +106,7 @@ def replica_count(values, target: float, *, unready: int = 0, tolerance: float =
     new_ratio = sum(counted) / len(counted) / target
     if _within(new_ratio, tolerance) or (ratio < 1.0 < new_ratio) or (ratio > 1.0 > new_ratio):
         return current
-    proposal = _check.ceil_count(new_ratio * len(counted))
+    proposal = proportional_rule(len(counted), sum(counted) / len(counted), target)
     if (new_ratio < 1.0 and proposal > current) or (new_ratio > 1.0 and proposal < current):
         return current
     return proposal
@@ -159,8 +165,8 @@ def stabilize(
 
 
 @dataclass(frozen=True)
-class Policy:
-    """One scaling policy: at most ``value`` pods, or ``value`` percent, per ``period_s``."""
+class ScalingPolicy:
+    """One HPAScalingPolicy: at most ``value`` pods, or ``value`` percent, per ``period_s``."""
 
     kind: str
     value: float
@@ -191,12 +197,12 @@ class Rules:
     @staticmethod
     def default_up() -> Rules:
         """Kubernetes' default scale-up: 4 pods or 100 % per 15 s, whichever is more; no window."""
-        return Rules((Policy("Pods", 4, 15), Policy("Percent", 100, 15)), "Max", 0.0)
+        return Rules((ScalingPolicy("Pods", 4, 15), ScalingPolicy("Percent", 100, 15)), "Max", 0.0)
 
     @staticmethod
     def default_down() -> Rules:
         """Kubernetes' default scale-down: 100 % per 15 s, after a 300 s stabilization window."""
-        return Rules((Policy("Percent", 100, 15),), "Max", 300.0)
+        return Rules((ScalingPolicy("Percent", 100, 15),), "Max", 300.0)
 
 
 def _changes_within(events, now: float, period_s: float) -> tuple[int, int]:
@@ -405,8 +411,8 @@ class KnativeAutoscaler:
         self.samples = [(t, c) for t, c in self.samples if t > now - self.stable_window_s]
         stable = [c for _, c in self.samples]
         panic = [c for t, c in self.samples if t > now - self.panic_window_s]
-        lo = math.floor(ready / self.max_scale_down_rate)
-        hi = math.ceil(ready * self.max_scale_up_rate)
+        lo = _check.floor_count(ready / self.max_scale_down_rate)
+        hi = _check.ceil_count(ready * self.max_scale_up_rate)
         want_stable = min(max(_check.ceil_count(sum(stable) / len(stable) / self.target), lo), hi)
         want_panic = min(max(_check.ceil_count(sum(panic) / len(panic) / self.target), lo), hi)
         over = want_panic / ready >= self.panic_threshold

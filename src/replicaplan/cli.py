@@ -16,7 +16,8 @@ from .example import EXAMPLE
 
 
 def _day(args: argparse.Namespace) -> str:
-    from .day import event_request_line, format_policy_table, policy_table
+    from .day import policy_table
+    from .report import event_request_line, policy_table_text
 
     rows = policy_table(
         capacity=args.capacity, target=args.target, startup_min=args.startup, spares=args.reserve
@@ -24,7 +25,7 @@ def _day(args: argparse.Namespace) -> str:
     if args.json:
         return json.dumps([{"policy": p.name, **r.summary()} for p, r in rows], indent=2)
     return (
-        format_policy_table(rows)
+        policy_table_text(rows)
         + "\n\n"
         + event_request_line(capacity=args.capacity, target=args.target)
     )
@@ -160,7 +161,9 @@ def _roofline(args: argparse.Namespace) -> str:
         "ridge": rf.ridge(args.peak_flops, args.peak_bandwidth),
         "ridge_context": rf.ridge_context(args.params, m_kv, args.peak_flops, args.peak_bandwidth),
     }
-    out["decode_mfu_ceiling"] = min(1.0, out["intensity_limit"] / out["ridge"])
+    out["decode_mfu_ceiling"] = rf.decode_mfu_ceiling(
+        args.params, args.context, m_kv, args.peak_flops, args.peak_bandwidth
+    )
     if args.json:
         return json.dumps(out, indent=2)
     return "\n".join(

@@ -1,8 +1,8 @@
 """Cold start: how long a new replica takes from the call to its first served request.
 
-    T_start = T_machine + T_image + T_weights + T_warmup,     T_weights = M_w / B_channel
+    T_start = T_machine + T_image + T_weights + T_warmup,     T_weights = M_w / B_link
 
-with M_w the checkpoint bytes and B_channel the effective bandwidth of the slowest channel the
+with M_w the checkpoint bytes and B_link the effective bandwidth of the slowest channel the
 weights cross. With tensor parallelism over g GPUs each GPU loads M_w / g; if each GPU has a
 channel of its own the weights term divides by g, if they all share one channel it does not.
 
@@ -19,11 +19,7 @@ import sympy as sp
 
 from . import _check
 from .example import EXAMPLE, GB
-
-M_w, B, g = sp.symbols(r"M_w B_\mathrm{channel} g", positive=True)
-T_machine, T_image, T_weights, T_warmup = sp.symbols(
-    r"T_\mathrm{machine} T_\mathrm{image} T_\mathrm{weights} T_\mathrm{warmup}", nonnegative=True
-)
+from .symbols import B_link, M_w, T_image, T_machine, T_warmup, T_weights, g, lambdify_once
 
 
 def startup_expression() -> sp.Expr:
@@ -38,13 +34,18 @@ def weights_time_expression(shared_channel: bool = False) -> sp.Expr:
     parallel and the time is that of one shard; through one shared channel they queue behind
     each other and the time is the sum.
     """
-    shard_time = (M_w / g) / B
+    shard_time = (M_w / g) / B_link
     return sp.simplify(g * shard_time if shared_channel else shard_time)
 
 
 @cache
 def _weights_time_fn(shared_channel: bool):
-    return sp.lambdify((M_w, B, g), weights_time_expression(shared_channel), "math")
+    return lambdify_once((M_w, B_link, g), weights_time_expression(shared_channel))
+
+
+@cache
+def _startup_fn():
+    return lambdify_once((T_machine, T_image, T_weights, T_warmup), startup_expression())
 
 
 def weights_time(
@@ -93,10 +94,11 @@ def startup_time(
     weights_s: float, machine_s: float = 0.0, image_s: float = 0.0, warmup_s: float = 0.0
 ) -> float:
     """T_start = T_machine + T_image + T_weights + T_warmup, seconds (each term ≥ 0)."""
-    terms = {
-        T_machine: _check.non_negative("machine_s", machine_s),
-        T_image: _check.non_negative("image_s", image_s),
-        T_weights: _check.non_negative("weights_s", weights_s),
-        T_warmup: _check.non_negative("warmup_s", warmup_s),
-    }
-    return float(startup_expression().subs(terms))
+    return float(
+        _startup_fn()(
+            _check.non_negative("machine_s", machine_s),
+            _check.non_negative("image_s", image_s),
+            _check.non_negative("weights_s", weights_s),
+            _check.non_negative("warmup_s", warmup_s),
+        )
+    )

@@ -24,42 +24,56 @@ import numpy as np
 import sympy as sp
 
 from . import _check
-from .day import DayResult, Policy
+from .day import DayPolicy, DayResult
 from .example import EXAMPLE
 from .replica import ReplicaModel
+from .symbols import C_hour, d, lambdify_array, lambdify_once, nu_star, omega, rho_bar, t
 
 SPOTSERVE_SAVING = 0.54
 """Cost reduction SpotServe reports against on-demand instances only, on real revocation traces
 (Miao et al., ASPLOS 2024): a published reference figure, not computed here."""
 
-C, nu, rho, d, omega = sp.symbols("C_hour nu rho d omega", positive=True)
+
+def tokens_per_hour_expression() -> sp.Expr:
+    """Tokens served in an hour: ∫₀³⁶⁰⁰ ν* ρ̄ dt, the replica's rate times its mean use."""
+    return sp.integrate(nu_star * rho_bar, (t, 0, 3600))
 
 
 def cost_per_token_expression() -> sp.Expr:
-    """Cost per token = price of an hour / tokens served in that hour (3600 ν ρ̄)."""
-    tokens_per_hour = 3600 * nu * rho
-    return C / tokens_per_hour
+    """c = C_hour / (tokens served in the hour) = C_hour / (3600 ν* ρ̄)."""
+    return C_hour / tokens_per_hour_expression()
 
 
 def spot_factor_expression() -> sp.Expr:
-    """c_spot/c: a share 1 − d of the price buys a share 1 − ω of useful work."""
-    return (1 - d) / (1 - omega)
+    """c_spot/c: the price per useful token on spot over the price on demand.
+
+    An hour of spot costs (1 − d) C_hour and does (1 − ω) of an hour's useful work; an hour on
+    demand costs C_hour and does all of it.
+    """
+    spot = (1 - d) * C_hour / (1 - omega)
+    on_demand = C_hour
+    return spot / on_demand  # C_hour cancels
 
 
 def spot_break_even() -> sp.Expr:
-    """The discount at which spot costs the same as on-demand: solve (1 − d)/(1 − ω) = 1 for d."""
+    """The discount at which spot costs the same as on-demand: solve c_spot/c = 1 for d."""
     (solution,) = sp.solve(sp.Eq(spot_factor_expression(), 1), d)
     return solution
 
 
 @cache
 def _cost_fn():
-    return sp.lambdify((C, nu, rho), cost_per_token_expression(), "math")
+    return lambdify_once((C_hour, nu_star, rho_bar), cost_per_token_expression())
+
+
+@cache
+def _tokens_fn():
+    return lambdify_once((nu_star, rho_bar), tokens_per_hour_expression())
 
 
 @cache
 def _spot_fn():
-    return sp.lambdify((d, omega), spot_factor_expression(), "math")
+    return lambdify_array((d, omega), spot_factor_expression())
 
 
 def cost_per_token(price_per_hour: float, tokens_per_s: float, utilization: float) -> float:
@@ -75,16 +89,24 @@ def cost_per_token(price_per_hour: float, tokens_per_s: float, utilization: floa
 
 
 def tokens_per_hour(tokens_per_s: float) -> float:
-    """Tokens a full replica generates in an hour: 3600 ν*."""
-    return 3600 * _check.positive("tokens_per_s", tokens_per_s)
+    """Tokens a full replica generates in an hour: 3600 ν* (ρ̄ = 1)."""
+    return float(_tokens_fn()(_check.positive("tokens_per_s", tokens_per_s), 1))
 
 
-def spot_cost_factor(discount: float, lost_fraction: float) -> float:
+def spot_cost_factor(discount, lost_fraction):
     """(1 − d)/(1 − ω): the cost of a spot token relative to an on-demand one.
+
+    Either argument may be an array (a map over discounts and lost shares), each in [0, 1).
 
     >>> round(spot_cost_factor(0.6, 0.1), 3), spot_cost_factor(0.2, 0.5)
     (0.444, 1.6)
     """
+    if np.ndim(discount) or np.ndim(lost_fraction):
+        dd, ww = np.asarray(discount, dtype=float), np.asarray(lost_fraction, dtype=float)
+        for name, arr in (("discount", dd), ("lost_fraction", ww)):
+            if not np.all(np.isfinite(arr)) or np.any(arr < 0) or np.any(arr >= 1):
+                raise ValueError(f"{name} must lie in [0, 1) everywhere")
+        return _spot_fn()(dd, ww)
     discount = _check.fraction("discount", discount, low_open=False, high_open=True)
     lost_fraction = _check.fraction("lost_fraction", lost_fraction, low_open=False, high_open=True)
     return float(_spot_fn()(discount, lost_fraction))
@@ -107,6 +129,9 @@ class PricedPolicy:
     cost: float
     tokens: float
     utilization: float
+    """The policy table's use (over ready replicas)."""
+    paid_utilization: float
+    """Use over the replicas paid, starting ones included: the ρ̄ that sets the price."""
 
     @property
     def per_million(self) -> float:
@@ -115,7 +140,7 @@ class PricedPolicy:
 
 
 def price_day(
-    rows: list[tuple[Policy, DayResult]],
+    rows: list[tuple[DayPolicy, DayResult]],
     *,
     price_per_hour: float = EXAMPLE.price_per_hour,
     answer_tokens: int = EXAMPLE.answer_tokens,
@@ -126,19 +151,17 @@ def price_day(
     """
     price_per_hour = _check.positive("price_per_hour", price_per_hour)
     answer_tokens = _check.integer("answer_tokens", answer_tokens, minimum=1)
-    out = []
-    for policy, r in rows:
-        served = float(np.minimum(r.rate, r.ready_capacity).sum() * 60)
-        out.append(
-            PricedPolicy(
-                policy.name,
-                r.paid_hours,
-                r.paid_hours * price_per_hour,
-                served * answer_tokens,
-                r.utilization,
-            )
+    return [
+        PricedPolicy(
+            policy.name,
+            r.paid_hours,
+            r.paid_hours * price_per_hour,
+            r.served_requests * answer_tokens,
+            r.utilization,
+            r.paid_utilization,
         )
-    return out
+        for policy, r in rows
+    ]
 
 
 # ----------------------------------------------------------------------------- input vs output

@@ -28,7 +28,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import _check
+from .controllers import ExactTraffic, Fixed, Metrics
 from .example import EXAMPLE
+from .fleet import Fleet, replicas_needed
 
 MINUTES_PER_DAY = 1440
 
@@ -52,11 +54,6 @@ def reference_traffic(
     rate = night_rps + (peak_rps - night_rps) * hump
     during_event = (minute >= event_start_min) & (minute < event_start_min + event_minutes)
     return rate + event_rps * during_event
-
-
-def replicas_wanted(rate, capacity: float, target: float, reserve: int = 0):
-    """⌈λ / (ρ* μ*)⌉ + reserve: replicas that keep each one at the target utilization."""
-    return np.ceil(np.asarray(rate) / (target * capacity)).astype(int) + reserve
 
 
 @dataclass(frozen=True)
@@ -107,10 +104,24 @@ class DayResult:
         return float(self.excess.sum() / self.rate.sum())
 
     @property
+    def served(self) -> np.ndarray:
+        """min(λ, N_ready μ*): requests/s served, per minute."""
+        return np.minimum(self.rate, self.ready_capacity)
+
+    @property
+    def served_requests(self) -> float:
+        """Requests served over the day (each minute's rate × 60 s)."""
+        return float(self.served.sum() * 60)
+
+    @property
     def utilization(self) -> float:
-        """ρ̄: requests served over requests the ready replicas could have served."""
-        served = np.minimum(self.rate, self.ready_capacity)
-        return float(served.sum() / self.ready_capacity.sum())
+        """The policy table's use: requests served over what the *ready* replicas could serve."""
+        return float(self.served.sum() / self.ready_capacity.sum())
+
+    @property
+    def paid_utilization(self) -> float:
+        """ρ̄ of the bill: requests served over what the paid replicas (starters too) could serve."""
+        return float(self.served.sum() / (self.paid * self.capacity).sum())
 
     def summary(self) -> dict:
         """The scalar results as a plain dict (what ``replicaplan day --json`` prints)."""
@@ -156,32 +167,28 @@ def simulate_day(
         fixed = _check.integer("fixed", fixed, minimum=1)
 
     n_min = rate.size
-    wanted_now = replicas_wanted(rate, capacity, target, reserve)
-    if calendar:
-        ahead = np.minimum(np.arange(n_min) + startup_min, n_min - 1)
-        wanted_now = np.maximum(wanted_now, wanted_now[ahead])
-
+    if fixed is not None:
+        controller, first = Fixed(fixed), fixed
+    else:
+        controller = ExactTraffic(
+            rate,
+            capacity,
+            target,
+            reserve=reserve,
+            calendar=calendar,
+            lookahead=startup_min,
+            window=window,
+        )
+        first = controller.initial
+    fleet = Fleet(ready=first, startup=startup_min)
     ready = np.zeros(n_min, dtype=int)
     paid = np.zeros(n_min, dtype=int)
-    if fixed is not None:
-        ready[:], paid[:] = fixed, fixed
-        wanted = ready.copy()
-    else:
-        wanted = wanted_now
-        running = int(replicas_wanted(rate[0], capacity, target, reserve))
-        starting: list[int] = []  # minute at which each called replica becomes ready
-        recent = [running] * window
-        for m in range(n_min):
-            running, starting = _admit(running, starting, m)
-            want = int(wanted[m])
-            recent = recent[1:] + [want]
-            on_the_way = running + len(starting)
-            if want > on_the_way:
-                starting += [m + startup_min] * (want - on_the_way)
-                running, starting = _admit(running, starting, m)  # a zero startup is ready at once
-            elif max(recent) < running and not starting:
-                running = max(recent)
-            ready[m], paid[m] = running, running + len(starting)
+    for m in range(n_min):
+        fleet.admit(m)
+        metrics = Metrics(now=m, ready=fleet.ready, starting=len(fleet.starting))
+        fleet.resize(controller.decide(metrics), m)
+        ready[m], paid[m] = fleet.ready, fleet.paid
+    wanted = ready.copy() if fixed is not None else controller.wanted
 
     return DayResult(
         rate=rate,
@@ -191,12 +198,6 @@ def simulate_day(
         wanted=wanted,
         queued=_backlogged(rate, ready * capacity),
     )
-
-
-def _admit(running: int, starting: list[int], minute: int) -> tuple[int, list[int]]:
-    """Move the replicas whose start-up has finished by ``minute`` into the running count."""
-    done = sum(1 for t in starting if t <= minute)
-    return running + done, [t for t in starting if t > minute]
 
 
 def _backlogged(rate: np.ndarray, ready_capacity: np.ndarray) -> np.ndarray:
@@ -216,7 +217,7 @@ def _backlogged(rate: np.ndarray, ready_capacity: np.ndarray) -> np.ndarray:
 
 
 @dataclass(frozen=True)
-class Policy:
+class DayPolicy:
     """One row of the policy table: a name and the arguments it gives ``simulate_day``."""
 
     name: str
@@ -231,20 +232,20 @@ def reference_policies(
     capacity: float = EXAMPLE.capacity_rps,
     startup_min: int = EXAMPLE.startup_min,
     spares: int = 3,
-) -> list[Policy]:
+) -> list[DayPolicy]:
     """The five policies the source compares, for a given start-up time and number of spares.
 
     The fixed fleet is sized on the peak at full capacity, ⌈max λ / μ*⌉, as the source does.
     """
-    peak_fleet = int(np.ceil(np.max(rate) / capacity))
+    peak_fleet = replicas_needed(float(np.max(rate)), capacity)
     return [
-        Policy("always at peak", startup_min=0, fixed=peak_fleet),
-        Policy("chase, 1 min start", startup_min=1),
-        Policy(f"chase, {startup_min} min start", startup_min=startup_min),
-        Policy(
+        DayPolicy("always at peak", startup_min=0, fixed=peak_fleet),
+        DayPolicy("chase, 1 min start", startup_min=1),
+        DayPolicy(f"chase, {startup_min} min start", startup_min=startup_min),
+        DayPolicy(
             f"{startup_min} min, {spares} spare replicas", startup_min=startup_min, reserve=spares
         ),
-        Policy(f"{startup_min} min, with calendar", startup_min=startup_min, calendar=True),
+        DayPolicy(f"{startup_min} min, with calendar", startup_min=startup_min, calendar=True),
     ]
 
 
@@ -254,7 +255,7 @@ def policy_table(
     target: float = EXAMPLE.target_utilization,
     startup_min: int = EXAMPLE.startup_min,
     spares: int = 3,
-) -> list[tuple[Policy, DayResult]]:
+) -> list[tuple[DayPolicy, DayResult]]:
     """Run the five reference policies over a day (the source's day when ``rate`` is None)."""
     rate = reference_traffic() if rate is None else _check.rates("rate", rate)
     spares = _check.integer("spares", spares, minimum=0)
@@ -275,33 +276,13 @@ def policy_table(
     ]
 
 
-def format_policy_table(rows: list[tuple[Policy, DayResult]]) -> str:
-    """The table with the source's columns and digits: hours, uncovered, queued, excess, use."""
-    width = max(27, *(len(p.name) + 1 for p, _ in rows))
-    lines = [f"{'policy':<{width}}{'hours':>7}{'uncov.':>7}{'queued':>8}{'excess':>8}{'use':>7}"]
-    for p, r in rows:
-        lines.append(
-            f"{p.name:<{width}}{r.paid_hours:7.1f}{r.uncovered_minutes:7d}"
-            f"{r.queued_minutes:8d}{r.excess_fraction:8.2%}{r.utilization:7.1%}"
-        )
-    return "\n".join(lines)
-
-
-def clock(minute: int) -> str:
-    """Minute of the day as HH:MM."""
-    return f"{minute // 60:02d}:{minute % 60:02d}"
-
-
-def event_request_line(
+def event_requests(
     rate=None,
     capacity: float = EXAMPLE.capacity_rps,
     target: float = EXAMPLE.target_utilization,
     event_start_min: int = 21 * 60,
-) -> str:
-    """The line printed under the table: replicas wanted the minute before the event and at it."""
+) -> tuple[int, int]:
+    """Replicas the autoscaler wants for the traffic of the minute before the event and at it."""
     rate = reference_traffic() if rate is None else _check.rates("rate", rate)
-    before, at = replicas_wanted(rate[[event_start_min - 1, event_start_min]], capacity, target)
-    return (
-        f"replicas requested: {before} at {clock(event_start_min - 1)}, "
-        f"{at} at {clock(event_start_min)}"
-    )
+    before, at = replicas_needed(rate[[event_start_min - 1, event_start_min]], capacity, target)
+    return int(before), int(at)

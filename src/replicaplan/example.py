@@ -72,6 +72,9 @@ class RunningExample:
     """The 21:00 event's extra traffic."""
     event_minutes: int = 20
     """How long the 21:00 event lasts."""
+    spot_cases: tuple = ((0.6, 0.1), (0.2, 0.5))
+    """The source's two spot examples, (discount d, share of work lost ω): 60 % off with 10 %
+    lost, and 20 % off with half lost."""
 
     @property
     def tokens_per_s(self) -> float:

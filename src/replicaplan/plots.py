@@ -5,7 +5,8 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 import numpy as np
 
-from .day import DayResult, clock
+from .day import DayResult
+from .report import clock
 
 
 def _hour_ticks(ax, start: int, stop: int, step: int) -> None:

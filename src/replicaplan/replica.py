@@ -41,7 +41,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from . import _check
+from . import _check, roofline
 from .example import EXAMPLE
 
 
@@ -55,7 +55,9 @@ class ReplicaModel:
     """TPOT at a full batch, seconds (the calibration point)."""
     weight_bytes: float = EXAMPLE.weight_bytes
     """M_w: bytes of weights read at every step."""
-    kv_bytes_per_token: float = 2 * EXAMPLE.layers * EXAMPLE.kv_heads * EXAMPLE.head_dim * 2
+    kv_bytes_per_token: float = roofline.kv_bytes_per_token(
+        EXAMPLE.layers, EXAMPLE.kv_heads, EXAMPLE.head_dim, EXAMPLE.bytes_per_param
+    )
     """m_kv: KV-cache bytes per token of context (keys and values, every layer, bf16)."""
     context_tokens: float = EXAMPLE.context_tokens
     """n_ctx: mean context a running sequence carries."""

@@ -18,34 +18,27 @@ from functools import cache
 import sympy as sp
 
 from . import _check
-
-# LaTeX names, so the derivations display in the book with the chapter's notation
-t, R = sp.symbols("t R", positive=True)
-T = sp.Symbol(r"T_\mathrm{start}", positive=True)
-rho, mu = sp.Symbol(r"\rho^{\ast}", positive=True), sp.Symbol(r"\mu^{\ast}", positive=True)
-slope = sp.Symbol(r"\dot{\lambda}", positive=True)
-step = sp.Symbol(r"\Delta\lambda", positive=True)
-lam = sp.Function("lambda")
+from .symbols import R, T_start, delta_lam, lam_dot, lam_of, lambdify_once, mu_star, rho_star, t
 
 
 def coverage_condition() -> sp.Rel:
     """N_r ρ* μ* ≥ λ(t + T_start), with N_r = λ(t)/(ρ*μ*) + R for a reactive controller."""
-    n_r = lam(t) / (rho * mu) + R
-    return sp.Ge(n_r * rho * mu, lam(t + T))
+    n_r = lam_of(t) / (rho_star * mu_star) + R
+    return sp.Ge(n_r * rho_star * mu_star, lam_of(t + T_start))
 
 
 def _smallest_reserve(future_load: sp.Expr) -> sp.Expr:
     """Solve the coverage condition at equality for R, given the load at t + T_start."""
     cond = coverage_condition()
-    boundary = sp.Eq(cond.lhs, cond.rhs.subs(lam(t + T), future_load))
+    boundary = sp.Eq(cond.lhs, cond.rhs.subs(lam_of(t + T_start), future_load))
     (r,) = sp.solve(boundary, R)
     return sp.simplify(r)
 
 
 def first_order_future_load() -> sp.Expr:
-    """λ(t + T) to first order in T: λ(t) + λ'(t) T, from sympy's series."""
-    series = sp.series(lam(t + T), T, 0, 2).removeO().doit()
-    return series.subs(sp.Derivative(lam(t), t), slope)
+    """λ(t + T_start) to first order in T: λ(t) + λ'(t) T, from sympy's series."""
+    series = sp.series(lam_of(t + T_start), T_start, 0, 2).removeO().doit()
+    return series.subs(sp.Derivative(lam_of(t), t), lam_dot)
 
 
 def ramp_reserve_expression() -> sp.Expr:
@@ -55,17 +48,19 @@ def ramp_reserve_expression() -> sp.Expr:
 
 def step_reserve_expression() -> sp.Expr:
     """R = Δλ / (ρ* μ*) (before rounding up)."""
-    return _smallest_reserve(lam(t) + step)
+    return _smallest_reserve(lam_of(t) + delta_lam)
 
 
 @cache
 def _ramp_fn():
-    return sp.lambdify((slope, T, rho, mu), ramp_reserve_expression(), "math")
+    return lambdify_once(
+        (lam_dot, T_start, rho_star, mu_star), sp.ceiling(ramp_reserve_expression())
+    )
 
 
 @cache
 def _step_fn():
-    return sp.lambdify((step, rho, mu), step_reserve_expression(), "math")
+    return lambdify_once((delta_lam, rho_star, mu_star), sp.ceiling(step_reserve_expression()))
 
 
 def ramp_reserve(
@@ -76,7 +71,7 @@ def ramp_reserve(
     startup_s = _check.non_negative("startup_s", startup_s)
     capacity_rps = _check.positive("capacity_rps", capacity_rps)
     target = _check.fraction("target", target)
-    return _check.ceil_count(_ramp_fn()(ramp_rps_per_s, startup_s, target, capacity_rps))
+    return int(_ramp_fn()(ramp_rps_per_s, startup_s, target, capacity_rps))
 
 
 def step_reserve(step_rps: float, capacity_rps: float, target: float) -> int:
@@ -84,7 +79,7 @@ def step_reserve(step_rps: float, capacity_rps: float, target: float) -> int:
     step_rps = _check.non_negative("step_rps", step_rps)
     capacity_rps = _check.positive("capacity_rps", capacity_rps)
     target = _check.fraction("target", target)
-    return _check.ceil_count(_step_fn()(step_rps, target, capacity_rps))
+    return int(_step_fn()(step_rps, target, capacity_rps))
 
 
 def ramp_load(ramp_per_min: float, startup_min: float) -> float:

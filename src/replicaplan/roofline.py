@@ -2,7 +2,7 @@
 
     MFU = 2 N_p ν / P_peak                           (model FLOPs utilization)
     MBU = (M_w + M_kv) / TPOT / B_peak               (model bandwidth utilization)
-    m_kv = 2 · layers · kv_heads · head_dim · bytes  (KV-cache bytes per token: keys and values)
+    m_kv = 2 · n_layers · n_kv · d_head · s_value    (KV-cache bytes per token: keys and values)
     I(b) = 2 N_p b / (M_w + b n_ctx m_kv)            (FLOP per byte of a decode step, b sequences)
 
 I(b) tends to 2 N_p/(n_ctx m_kv) as b grows: batching amortizes the weights, not the cache each
@@ -18,60 +18,79 @@ from functools import cache
 import sympy as sp
 
 from . import _check
-
-Np, nu_, P, Bw, Mw, Mkv, tpot_, b_, n_, mkv_ = sp.symbols(
-    "N_p nu P_peak B_peak M_w M_kv TPOT b n_ctx m_kv", positive=True
+from .symbols import (
+    TPOT,
+    B_peak,
+    M_kv,
+    M_w,
+    N_p,
+    P_peak,
+    b,
+    d_head,
+    lambdify_once,
+    m_kv,
+    n_ctx,
+    n_kv,
+    n_layers,
+    nu,
+    s_value,
 )
-layers_, heads_, hdim_, bytes_ = sp.symbols("layers kv_heads head_dim bytes", positive=True)
 
 
 def mfu_expression() -> sp.Expr:
     """2 N_p FLOP per token × ν tokens/s over the peak."""
-    return 2 * Np * nu_ / P
+    return 2 * N_p * nu / P_peak
 
 
 def mbu_expression() -> sp.Expr:
     """Bytes read per decode step × steps per second (1/TPOT) over the peak bandwidth."""
-    return (Mw + Mkv) / tpot_ / Bw
+    return (M_w + M_kv) / TPOT / B_peak
 
 
 def kv_bytes_expression() -> sp.Expr:
-    """Keys and values (2), for every layer and KV head, head_dim values of ``bytes`` each."""
-    return 2 * layers_ * heads_ * hdim_ * bytes_
+    """A key and a value (the factor 2) per layer and KV head, d_head values of s_value bytes."""
+    return 2 * n_layers * n_kv * d_head * s_value
 
 
 def intensity_expression() -> sp.Expr:
     """I(b): 2 N_p b FLOP over M_w + b n_ctx m_kv bytes."""
-    return 2 * Np * b_ / (Mw + b_ * n_ * mkv_)
+    return 2 * N_p * b / (M_w + b * n_ctx * m_kv)
 
 
 def intensity_limit_expression() -> sp.Expr:
     """lim_{b→∞} I(b) = 2 N_p / (n_ctx m_kv)."""
-    return sp.limit(intensity_expression(), b_, sp.oo)
+    return sp.limit(intensity_expression(), b, sp.oo)
 
 
 def mfu_ceiling_expression() -> sp.Expr:
     """The decode MFU cannot exceed (intensity limit)/(ridge) = lim I / (P_peak/B_peak)."""
-    return sp.simplify(intensity_limit_expression() / (P / Bw))
+    return sp.simplify(intensity_limit_expression() / ridge_expression())
+
+
+def ridge_expression() -> sp.Expr:
+    """The ridge of the roofline: P_peak/B_peak FLOP per byte."""
+    return P_peak / B_peak
 
 
 def ridge_context_expression() -> sp.Expr:
     """Context at which the intensity limit equals the ridge: solve 2N_p/(n m_kv) = P/B for n."""
-    (n_star,) = sp.solve(sp.Eq(intensity_limit_expression(), P / Bw), n_)
+    (n_star,) = sp.solve(sp.Eq(intensity_limit_expression(), ridge_expression()), n_ctx)
     return n_star
 
 
 @cache
 def _fn(name: str):
     expr, args = {
-        "mfu": (mfu_expression(), (Np, nu_, P)),
-        "mbu": (mbu_expression(), (Mw, Mkv, tpot_, Bw)),
-        "kv": (kv_bytes_expression(), (layers_, heads_, hdim_, bytes_)),
-        "intensity": (intensity_expression(), (Np, b_, n_, mkv_, Mw)),
-        "limit": (intensity_limit_expression(), (Np, n_, mkv_)),
-        "ridge_ctx": (ridge_context_expression(), (Np, mkv_, P, Bw)),
+        "mfu": (mfu_expression(), (N_p, nu, P_peak)),
+        "mbu": (mbu_expression(), (M_w, M_kv, TPOT, B_peak)),
+        "kv": (kv_bytes_expression(), (n_layers, n_kv, d_head, s_value)),
+        "intensity": (intensity_expression(), (N_p, b, n_ctx, m_kv, M_w)),
+        "limit": (intensity_limit_expression(), (N_p, n_ctx, m_kv)),
+        "ridge": (ridge_expression(), (P_peak, B_peak)),
+        "ceiling": (mfu_ceiling_expression(), (N_p, n_ctx, m_kv, P_peak, B_peak)),
+        "ridge_ctx": (ridge_context_expression(), (N_p, m_kv, P_peak, B_peak)),
     }[name]
-    return sp.lambdify(args, expr, "math")
+    return lambdify_once(args, expr)
 
 
 def mfu(params: float, tokens_per_s: float, peak_flops: float) -> float:
@@ -153,9 +172,34 @@ def intensity_limit(params: float, context_tokens: float, kv_bytes_per_token: fl
 
 def ridge(peak_flops: float, peak_bandwidth: float) -> float:
     """P_peak / B_peak, FLOP per byte: where the roofline turns from memory- to compute-bound."""
-    return _check.positive("peak_flops", peak_flops) / _check.positive(
-        "peak_bandwidth", peak_bandwidth
+    return float(
+        _fn("ridge")(
+            _check.positive("peak_flops", peak_flops),
+            _check.positive("peak_bandwidth", peak_bandwidth),
+        )
     )
+
+
+def decode_mfu_ceiling(
+    params: float,
+    context_tokens: float,
+    kv_bytes_per_token: float,
+    peak_flops: float,
+    peak_bandwidth: float,
+) -> float:
+    """The most MFU decode can reach at any batch: min(1, (2 N_p/(n_ctx m_kv)) / (P_peak/B_peak)).
+
+    >>> round(decode_mfu_ceiling(8e9, 2000, 131072, 1e15, 3e12), 3)
+    0.183
+    """
+    value = _fn("ceiling")(
+        _check.positive("params", params),
+        _check.positive("context_tokens", context_tokens),
+        _check.positive("kv_bytes_per_token", kv_bytes_per_token),
+        _check.positive("peak_flops", peak_flops),
+        _check.positive("peak_bandwidth", peak_bandwidth),
+    )
+    return min(1.0, float(value))
 
 
 def ridge_context(

@@ -1,0 +1,150 @@
+"""The fleet: replicas that are called, start, serve and stop, whatever decides how many.
+
+Three pieces every simulation of a fleet shares (the simulated day, minute by minute, and the
+closed loop, second by second):
+
+* ``replicas_needed``: the sizing rule N = ⌈λ / (ρ* μ*)⌉ + reserve;
+* ``Fleet``: the ready replicas and the starting ones, with the one admission step (a replica
+  called at t is paid from t and serves from t + T_start) and the one resizing step (up: call
+  more; down: cancel the newest starters first, then stop ready replicas);
+* ``FluidReplica``: a batching replica reduced to its fluid limit, with the GPU-utilization
+  proxy that nvidia-smi's busy counter follows, ``gpu_utilization(L) = 1 − e^(−L)``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from . import _check
+from .example import EXAMPLE
+from .replica import ReplicaModel
+
+
+def replicas_needed(rate, capacity: float, target: float = 1.0, reserve: int = 0):
+    """⌈λ / (ρ* μ*)⌉ + reserve: replicas that keep each one at ``target`` of ``capacity``.
+
+    ``rate`` may be a number or an array of rates. With ``target`` = 1 this is the naive
+    ⌈λ/μ*⌉ of a fleet sized on full capacity.
+
+    >>> replicas_needed(60, 8), replicas_needed(60, 8, 0.8), replicas_needed(42, 8, 0.8)
+    (8, 10, 7)
+    """
+    capacity = _check.positive("capacity", capacity)
+    target = _check.fraction("target", target)
+    reserve = _check.integer("reserve", reserve, minimum=0)
+    if np.ndim(rate):
+        return _check.ceil_count(_check.rates("rate", rate) / (target * capacity)) + reserve
+    return _check.ceil_count(_check.non_negative("rate", rate) / (target * capacity)) + reserve
+
+
+def gpu_utilization(in_flight):
+    """1 − e^(−L): the share of time a replica with L requests in flight has a kernel running.
+
+    The requests in a replica are close to Poisson with mean L (an M/G/∞ occupancy), so the
+    share of time with at least one is 1 − e^(−L): the counter nvidia-smi reports saturates
+    from about three requests on, long before the batch is full. ``in_flight`` may be an array.
+    """
+    if np.ndim(in_flight):
+        return 1.0 - np.exp(-np.asarray(in_flight, dtype=float))
+    return 1.0 - math.exp(-float(in_flight))
+
+
+@dataclass
+class Fleet:
+    """Ready replicas and starting ones; ``starting`` holds the time each becomes ready."""
+
+    ready: int
+    startup: float
+    starting: list = field(default_factory=list)
+
+    def __post_init__(self):
+        _check.integer("ready", self.ready, minimum=0)
+        _check.non_negative("startup", self.startup)
+
+    @property
+    def paid(self) -> int:
+        """Replicas paid: the ready ones and those still starting (their GPU is rented)."""
+        return self.ready + len(self.starting)
+
+    def admit(self, now: float) -> None:
+        """Move the replicas whose start-up has finished by ``now`` into the ready count."""
+        if self.starting:
+            done = sum(1 for when in self.starting if when <= now)
+            if done:
+                self.ready += done
+                self.starting = [when for when in self.starting if when > now]
+
+    def resize(self, want: int, now: float) -> None:
+        """Run ``want`` replicas (ready + starting) from ``now`` on.
+
+        Up: call the missing ones, ready at now + startup (at once with a zero start-up). Down:
+        cancel the newest starters first, then stop ready replicas.
+        """
+        want = _check.integer("want", int(want), minimum=0)
+        have = self.paid
+        if want > have:
+            self.starting += [now + self.startup] * (want - have)
+            self.admit(now)
+        elif want < have:
+            drop = have - want
+            cut = min(drop, len(self.starting))
+            if cut:
+                self.starting = sorted(self.starting)[: len(self.starting) - cut]
+            self.ready -= drop - cut
+
+
+@dataclass(frozen=True)
+class FluidReplica:
+    """The fluid limit of a batching replica with a fixed mean request shape.
+
+    With b sequences running (b ≤ B) it completes c(b) = b / W_s(b) requests per second, where
+    W_s(b) = prefill(prompt) + (output − 1) · TPOT(b) is the time a request spends in a batch of
+    b; a full replica of the running example completes about 8 req/s.
+    """
+
+    model: ReplicaModel = field(default_factory=ReplicaModel)
+    prompt_tokens: float = 0.0
+    output_tokens: float = EXAMPLE.answer_tokens
+    gpu_memory_bytes: float = 80e9
+
+    def __post_init__(self):
+        _check.non_negative("prompt_tokens", self.prompt_tokens)
+        _check.positive("output_tokens", self.output_tokens)
+        if self.gpu_memory_bytes <= self.model.weight_bytes:
+            raise ValueError("gpu_memory_bytes must exceed the model's weight bytes")
+
+    def residence_s(self, b):
+        """W_s(b) = prefill + (output − 1) · TPOT(b): seconds a request spends in a batch of b."""
+        return float(self.model.prefill_s(self.prompt_tokens)) + (
+            self.output_tokens - 1
+        ) * self.model.tpot(b)
+
+    def completion_rate(self, b):
+        """c(b) = b / W_s(b), requests/s completed by a replica running b sequences."""
+        b = np.asarray(b, dtype=float)
+        return b / self.residence_s(np.maximum(b, 1.0))
+
+    @property
+    def capacity_rps(self) -> float:
+        """μ = c(B): the most a full replica completes."""
+        return float(self.completion_rate(self.model.batch))
+
+    def kv_occupancy(self, b):
+        """Share of the KV budget (GPU memory minus weights) used by b running sequences."""
+        m = self.model
+        return (
+            np.asarray(b)
+            * m.context_tokens
+            * m.kv_bytes_per_token
+            / (self.gpu_memory_bytes - m.weight_bytes)
+        )
+
+
+def warm_in_flight(rate_rps: float, replica: FluidReplica) -> float:
+    """Requests in flight when traffic ``rate_rps`` has run a while at full speed: λ · W_s(B)."""
+    return _check.non_negative("rate_rps", rate_rps) * float(
+        replica.residence_s(replica.model.batch)
+    )
