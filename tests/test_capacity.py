@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 
 from replicaplan import capacity as cap
-from replicaplan.queueing import mm1_conformance
+from replicaplan.queueing import mm1_capacity, mm1_conformance
 from replicaplan.replica import ReplicaModel
 
 
@@ -18,7 +18,28 @@ def test_mm1_simulation_agrees_with_the_closed_form():
             exact,
             p.stderr_batch,
         )
-    assert sweep.mu_star == pytest.approx(7.5)  # the last grid point ≤ 7.70
+    # the bisection lands within its statistical error of μ − ln 10/τ = 7.70, between grid points
+    closed = mm1_capacity(10.0, 1.0)
+    assert abs(sweep.mu_star - closed) <= 3 * sweep.mu_star_stderr + sweep.resolution
+    assert sweep.mu_star == pytest.approx(closed, rel=0.05)
+    assert sweep.mu_star not in grid and sweep.resolution <= 0.01
+
+
+@pytest.mark.parametrize("mu, tau", [(10, 1), (25, 0.3), (10, 0.5), (100, 0.05), (2, 5), (4, 2)])
+def test_mm1_search_finds_the_closed_form_over_a_wide_range(mu, tau):
+    sweep = cap.mm1_sweep(np.linspace(mu / 20, mu, 20), mu=mu, tau=tau)
+    assert sweep.mu_star == pytest.approx(mm1_capacity(mu, tau), rel=0.05)
+
+
+def test_search_bisects_a_known_step():
+    # a made-up model whose conformance drops from 1 to 0 at exactly 3.3: the search finds it
+    def measure(rate):
+        met = np.full(200, rate <= 3.3)
+        return cap._point(rate, met)
+
+    sweep = cap.search(measure, [1.0, 2.0, 3.0, 4.0, 5.0], 0.9, resolution=0.001)
+    assert sweep.bracket[0] <= 3.3 < sweep.bracket[1]
+    assert sweep.mu_star == pytest.approx(3.3, abs=0.001) and len(sweep.probes) == 10
 
 
 def test_replica_sweep_finds_mu_star():
@@ -27,6 +48,8 @@ def test_replica_sweep_finds_mu_star():
     conf = [p.conformance for p in sweep.points]
     assert conf[0] > 0.99 and conf[-1] < 0.1  # from easy to hopeless
     assert sweep.mu_star is not None and 6.0 <= sweep.mu_star <= 9.0
+    lo, hi = sweep.bracket
+    assert hi - lo <= 0.02 and all(p.conformance >= 0.9 for p in sweep.probes if p.rate <= lo)
     assert all(p.conformance >= 0.9 for p in sweep.points if p.rate <= sweep.mu_star - 1)
     d = sweep.to_dict()
     assert d["mu_star"] == sweep.mu_star and len(d["points"]) == grid.size
@@ -51,8 +74,12 @@ def test_sweep_reproducible():
 def test_no_rate_meets_the_quota():
     sweep = cap.replica_sweep([20.0, 30.0], n_requests=500)
     assert sweep.mu_star is None
-    with pytest.raises(ValueError, match="no swept rate meets the quota"):
+    with pytest.raises(ValueError, match="μ\\* < 20 req/s: .*widen --rates downwards"):
         sweep.require_mu_star()
+    easy = cap.replica_sweep([1.0, 2.0], n_requests=500)
+    assert easy.mu_star is None
+    with pytest.raises(ValueError, match="μ\\* ≥ 2 req/s: .*widen --rates upwards"):
+        easy.require_mu_star()
 
 
 @pytest.mark.parametrize(
@@ -68,6 +95,8 @@ def test_no_rate_meets_the_quota():
         (lambda: cap.replica_sweep([1.0], cv=0), "cv"),
         (lambda: cap.replica_sweep([1.0], model=ReplicaModel(batch=0)), "batch"),
         (lambda: cap.mm1_sweep([1.0], mu=0, tau=1), "mu"),
+        (lambda: cap.mm1_sweep([2.0, 1.0], mu=3, tau=1), "increasing"),
+        (lambda: cap.mm1_sweep([1.0, 2.0], mu=3, tau=1, resolution=0), "resolution"),
     ],
 )
 def test_bad_input(call, name):

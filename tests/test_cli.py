@@ -1,4 +1,5 @@
 import json
+import math
 import subprocess
 import sys
 
@@ -53,7 +54,9 @@ def test_console_script_installed():
 def test_capacity_json_shape(capsys):
     assert main(["capacity", "--rates", "6,9", "--requests", "1000", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
-    assert out["quota"] == 0.9 and out["mu_star"] == 6.0
+    assert out["quota"] == 0.9 and 6.0 < out["mu_star"] < 9.0
+    lo, hi = out["bracket"]
+    assert hi - lo <= 0.02 and out["mu_star"] == (lo + hi) / 2
     assert [p["rate"] for p in out["points"]] == [6.0, 9.0]
     assert all({"rate", "conformance", "stderr"} <= set(p) for p in out["points"])
 
@@ -79,12 +82,29 @@ def test_capacity_mm1_matches_the_closed_form(capsys):
         == 0
     )
     out = json.loads(capsys.readouterr().out)
-    assert out["mu_star"] in (7.5, 7.75)  # the grid points either side of 10 − ln 10 = 7.70
+    closed = 10 - math.log(10)  # μ − ln 10/τ, derived by hand
+    assert out["mu_star_closed_form"] == pytest.approx(closed)
+    assert out["mu_star"] == pytest.approx(closed, rel=0.05)
+    assert 7.0 < out["bracket"][0] <= out["bracket"][1] < 8.0
+
+
+@pytest.mark.parametrize("mu, tau", [(25, 0.3), (10, 0.5), (50, 0.2), (3, 3)])
+def test_capacity_mm1_default_range_brackets_the_closed_form(capsys, mu, tau):
+    assert main(["capacity", "--model", "mm1", "--mu", str(mu), "--tau", str(tau), "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["mu_star"] == pytest.approx(mu - math.log(10) / tau, rel=0.05)
+
+
+def test_capacity_says_when_the_range_does_not_bracket(capsys):
+    args = ["capacity", "--model", "mm1", "--mu", "25", "--tau", "0.3", "--rates", "1:10:0.5"]
+    assert main(args) == 1
+    out = capsys.readouterr().out
+    assert "μ* ≥ 10 req/s" in out and "widen --rates" in out and "mu* =" not in out
 
 
 def test_capacity_table_and_no_capacity(capsys):
     assert main(["capacity", "--rates", "20,30", "--requests", "500"]) == 1
-    assert "no rate in the grid meets the quota" in capsys.readouterr().out
+    assert "μ* < 20 req/s" in capsys.readouterr().out
 
 
 def test_capacity_bad_input(capsys):

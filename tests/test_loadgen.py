@@ -5,11 +5,14 @@ import pytest
 
 from replicaplan import loadgen as lg
 
+# the full trace, beside the repository in the workplace (an optional, larger check) ...
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "azure-llm-inference-2023"
 CONV = DATA / "AzureLLMInferenceTrace_conv.csv"
 needs_data = pytest.mark.skipif(
-    not CONV.exists(), reason="the shared Azure trace is not beside the repo"
+    not CONV.exists(), reason="the full Azure trace is not beside the repo (optional check)"
 )
+# ... and the sample vendored in the repository, which every clone has
+SAMPLE = Path(__file__).resolve().parents[1] / "data" / "azure-llm-inference-2023"
 
 
 def _ranks(x):
@@ -114,3 +117,55 @@ def test_bad_trace_files(tmp_path, text, match):
 def test_bad_input(call, name):
     with pytest.raises(ValueError, match=name):
         call()
+
+
+@pytest.fixture(scope="module")
+def conv_sample():
+    return lg.read_trace(SAMPLE / "conv_sample.csv")
+
+
+def test_vendored_sample_is_the_documented_one(conv_sample):
+    code = lg.read_trace(SAMPLE / "code_sample.csv")
+    assert conv_sample.prompt.size == 3228 and code.prompt.size == 2205  # every 6th, every 4th
+    for t in (conv_sample, code):
+        assert t.arrival[0] == 0 and np.all(np.diff(t.arrival) >= 0)
+        assert t.prompt.min() >= 1 and t.output.min() >= 1
+        assert 3300 < t.arrival[-1] < 3600  # the sample spans the trace's hour
+    # code completion is the bursty service: its gaps vary far more than the conversation's
+    gaps_cv = [
+        np.std(np.diff(t.arrival)) / np.mean(np.diff(t.arrival)) for t in (conv_sample, code)
+    ]
+    assert gaps_cv[1] > 5 * gaps_cv[0]
+
+
+def test_carried_quantiles_describe_the_vendored_sample(conv_sample):
+    # if the table of quantiles in loadgen were wrong, the share of the sample below each carried
+    # quantile would miss its probability by many binomial standard errors
+    probs = np.array(lg.TRACE_PROBS)
+    inner = (probs > 0.005) & (probs < 0.995)
+    n = conv_sample.prompt.size
+    for lengths, quantiles in (
+        (conv_sample.prompt, lg.TRACE_PROMPT_QUANTILES),
+        (conv_sample.output, lg.TRACE_OUTPUT_QUANTILES),
+    ):
+        below = np.array([(lengths <= q).mean() for q in quantiles])[inner]
+        se = np.sqrt(probs[inner] * (1 - probs[inner]) / n)
+        assert np.all(np.abs(below - probs[inner]) < 4 * se)
+    assert spearman(conv_sample.prompt, conv_sample.output) == pytest.approx(
+        lg.TRACE_SPEARMAN, abs=3 / np.sqrt(n)
+    )
+    assert conv_sample.prompt.size / conv_sample.arrival[-1] == pytest.approx(
+        lg.TRACE_RATE_RPS / 6, rel=0.02
+    )
+
+
+def test_the_sample_replays_through_the_replica(conv_sample):
+    from replicaplan.replica import ReplicaModel, simulate_open
+
+    trace = simulate_open(
+        ReplicaModel(), conv_sample.arrival, conv_sample.prompt, conv_sample.output
+    )
+    assert trace.arrival.size == conv_sample.prompt.size
+    assert np.all(trace.first_token >= trace.arrival) and np.all(trace.end >= trace.first_token)
+    # under 1 req/s on a replica that holds about 8, nearly every request meets its promises
+    assert trace.meets(1.0, 0.05).mean() > 0.95

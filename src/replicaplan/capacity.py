@@ -45,43 +45,118 @@ class Point:
 
 @dataclass(frozen=True)
 class Sweep:
-    """The result of a capacity sweep."""
+    """A capacity sweep: conformance on a grid of rates, and μ* searched between them.
+
+    The grid brackets μ* when its first rate meets the quota and its last does not; the search
+    then bisects between the largest grid rate that meets the quota and the next one, each
+    probe a full run at that rate, until the bracket is narrower than ``resolution``.
+    """
 
     points: tuple
+    """The grid, one ``Point`` per rate, in increasing rate."""
     quota: float
+    probes: tuple = ()
+    """The bisection's own runs, in the order they were made."""
+    bracket: tuple | None = None
+    """(lo, hi): the last rate found to meet the quota and the first found not to; None when the
+    grid does not bracket μ*."""
+
+    @property
+    def bracketed(self) -> bool:
+        """True when the grid's first rate meets the quota and its last does not."""
+        return self.bracket is not None
 
     @property
     def mu_star(self) -> float | None:
-        """The largest swept rate whose conformance meets the quota; None if no rate does."""
-        ok = [p.rate for p in self.points if p.conformance >= self.quota]
-        return max(ok) if ok else None
+        """μ*: the middle of the final bracket; None when the grid does not bracket it."""
+        return None if self.bracket is None else 0.5 * (self.bracket[0] + self.bracket[1])
+
+    @property
+    def resolution(self) -> float | None:
+        """Half the final bracket's width: how far μ* may sit from ``mu_star`` by the search."""
+        return None if self.bracket is None else 0.5 * (self.bracket[1] - self.bracket[0])
+
+    @property
+    def mu_star_stderr(self) -> float | None:
+        """Statistical error of μ*: the batch-means error of the conformance near μ*, divided
+        by the slope of the conformance curve across the grid interval that brackets μ*."""
+        if self.bracket is None:
+            return None
+        rates = [p.rate for p in self.points]
+        i = max(k for k, p in enumerate(self.points) if p.rate <= self.bracket[0])
+        i = min(i, len(rates) - 2)
+        a, b = self.points[i], self.points[i + 1]
+        slope = (a.conformance - b.conformance) / (b.rate - a.rate)
+        near = min((*self.points, *self.probes), key=lambda p: abs(p.rate - self.mu_star))
+        return float(near.stderr_batch / slope) if slope > 0 else float("inf")
+
+    def not_bracketed_reason(self) -> str | None:
+        """Why the grid does not bracket μ*, with the remedy; None when it does."""
+        first, last = self.points[0], self.points[-1]
+        if last.conformance >= self.quota:
+            return (
+                f"μ* ≥ {last.rate:g} req/s: conformance is still {last.conformance:.3f} ≥ "
+                f"{self.quota:g} at the top of the range; widen --rates upwards"
+            )
+        if first.conformance < self.quota:
+            return (
+                f"μ* < {first.rate:g} req/s: conformance is already {first.conformance:.3f} < "
+                f"{self.quota:g} at the bottom of the range; widen --rates downwards "
+                "(or the promises cannot be met at any rate)"
+            )
+        return None
 
     def require_mu_star(self) -> float:
-        """μ*, or a ValueError that says no rate met the quota."""
+        """μ*, or a ValueError that says why the grid does not bracket it."""
         if self.mu_star is None:
-            best = max(self.points, key=lambda p: p.conformance)
-            raise ValueError(
-                f"no swept rate meets the quota {self.quota:g}: the best is "
-                f"{best.conformance:.3f} at {best.rate:g} req/s"
-            )
+            raise ValueError(self.not_bracketed_reason())
         return self.mu_star
 
     def to_dict(self) -> dict:
-        """``{"mu_star", "quota", "points": [{"rate", "conformance", "stderr"}, ...]}``."""
+        """μ*, its resolution and error, the bracket, and every point of the grid."""
+
+        def row(p: Point) -> dict:
+            return {
+                "rate": p.rate,
+                "conformance": p.conformance,
+                "stderr": p.stderr,
+                "stderr_batch_means": p.stderr_batch,
+                "n": p.n,
+            }
+
         return {
             "mu_star": self.mu_star,
+            "mu_star_resolution": self.resolution,
+            "mu_star_stderr": self.mu_star_stderr,
+            "bracket": list(self.bracket) if self.bracket else None,
+            "not_bracketed": self.not_bracketed_reason(),
             "quota": self.quota,
-            "points": [
-                {
-                    "rate": p.rate,
-                    "conformance": p.conformance,
-                    "stderr": p.stderr,
-                    "stderr_batch_means": p.stderr_batch,
-                    "n": p.n,
-                }
-                for p in self.points
-            ],
+            "points": [row(p) for p in self.points],
+            "probes": [row(p) for p in self.probes],
         }
+
+
+def search(measure, grid: list[float], quota: float, resolution: float) -> Sweep:
+    """Measure conformance on ``grid`` and bisect for μ* between the grid points around it.
+
+    ``measure(rate) -> Point`` runs the model at one rate. The bracket starts at the largest
+    grid rate whose conformance meets the quota and the grid rate after it; each bisection step
+    measures the middle and keeps the half where the quota is crossed.
+    """
+    resolution = _check.positive("resolution", resolution)
+    points = tuple(measure(rate) for rate in grid)
+    sweep = Sweep(points, quota)
+    if sweep.not_bracketed_reason() is not None:
+        return sweep
+    i = max(k for k, p in enumerate(points) if p.conformance >= quota)
+    lo, hi = points[i].rate, points[i + 1].rate
+    probes = []
+    while hi - lo > resolution:
+        mid = 0.5 * (lo + hi)
+        probe = measure(mid)
+        probes.append(probe)
+        lo, hi = (mid, hi) if probe.conformance >= quota else (lo, mid)
+    return Sweep(points, quota, tuple(probes), (lo, hi))
 
 
 def _grid(rates) -> list[float]:
@@ -90,6 +165,8 @@ def _grid(rates) -> list[float]:
         raise ValueError("rates must be a non-empty 1-d grid of arrival rates")
     if np.any(~np.isfinite(arr)) or np.any(arr <= 0):
         raise ValueError(f"rates must all be > 0 (λ ≤ 0 has no meaning), got {arr.tolist()}")
+    if np.any(np.diff(arr) <= 0):
+        raise ValueError(f"rates must be strictly increasing, got {arr.tolist()}")
     return arr.tolist()
 
 
@@ -112,6 +189,7 @@ def replica_sweep(
     tpot_slo_s: float = TPOT_SLO_S,
     cv: float = 1.0,
     seed: int = 0,
+    resolution: float = 0.02,
 ) -> Sweep:
     """Open-loop sweep of a batching replica: Poisson arrivals, or gamma gaps when ``cv`` ≠ 1.
 
@@ -135,8 +213,8 @@ def replica_sweep(
         prompt, output = AZURE_CONVERSATION.sample(n_requests, np.random.default_rng(seed))
     else:
         raise ValueError(f"mix must be a LengthMix, 'azure' or 'identical', got {mix!r}")
-    points = []
-    for rate in grid:
+
+    def measure(rate: float) -> Point:
         rng = np.random.default_rng([seed, 1])
         arrival = (
             poisson_arrivals(rate, n_requests, rng)
@@ -144,8 +222,9 @@ def replica_sweep(
             else gamma_arrivals(rate, cv, n_requests, rng)
         )
         trace = simulate_open(model, arrival, prompt, output).window(skip)
-        points.append(_point(rate, trace.meets(ttft_slo_s, tpot_slo_s)))
-    return Sweep(tuple(points), quota)
+        return _point(rate, trace.meets(ttft_slo_s, tpot_slo_s))
+
+    return search(measure, grid, quota, resolution)
 
 
 def mm1_sweep(
@@ -157,17 +236,23 @@ def mm1_sweep(
     warmup: float = 0.1,
     quota: float = QUOTA,
     seed: int = 0,
+    resolution: float = 0.02,
 ) -> Sweep:
-    """The same sweep on the textbook one-at-a-time exponential server (M/M/1)."""
+    """The same sweep on the textbook one-at-a-time exponential server (M/M/1).
+
+    Every rate uses the same random stream (common random numbers), so the measured curve is
+    smooth in λ and the bisection converges on one crossing.
+    """
     grid = _grid(rates)
     n_requests, skip, quota = _checked_sweep_args(n_requests, warmup, quota)
     mu = _check.positive("mu", mu)
     tau = _check.positive("tau", tau)
-    points = []
-    for k, rate in enumerate(grid):
-        residence = simulate_mm1(rate, mu, n_requests, np.random.default_rng([seed, k]))
-        points.append(_point(rate, residence[skip:] <= tau))
-    return Sweep(tuple(points), quota)
+
+    def measure(rate: float) -> Point:
+        residence = simulate_mm1(rate, mu, n_requests, np.random.default_rng([seed, 0]))
+        return _point(rate, residence[skip:] <= tau)
+
+    return search(measure, grid, quota, resolution)
 
 
 def _point(rate: float, met: np.ndarray) -> Point:

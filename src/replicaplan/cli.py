@@ -48,49 +48,59 @@ def _grid(text: str) -> list[float]:
 
 
 def _capacity(args: argparse.Namespace) -> str:
-    from . import capacity
+    from . import capacity, queueing
 
+    closed_form = None
     if args.model == "mm1":
         if args.mu is None or args.tau is None:
             raise ValueError(
                 "--model mm1 needs --mu (service rate, req/s) and --tau (threshold, s)"
             )
+        rates = args.rates or [round(args.mu * k / 20, 10) for k in range(1, 21)]
         sweep = capacity.mm1_sweep(
-            args.rates,
+            rates,
             mu=args.mu,
             tau=args.tau,
             n_requests=args.requests,
             quota=args.quota,
             seed=args.seed,
+            resolution=args.resolution,
         )
+        closed_form = queueing.mm1_capacity(args.mu, args.tau, args.quota)
         slo = f"M/M/1, mu = {args.mu:g} req/s, residence <= {args.tau:g} s"
     else:
         sweep = capacity.replica_sweep(
-            args.rates,
+            args.rates or _grid("1:10:0.5"),
             mix=args.mix,
             n_requests=args.requests,
             quota=args.quota,
             ttft_slo_s=args.ttft_slo,
             tpot_slo_s=args.tpot_slo,
             seed=args.seed,
+            resolution=args.resolution,
         )
         slo = (
             f"batching replica, {args.mix} lengths, TTFT <= {args.ttft_slo:g} s, "
             f"TPOT <= {args.tpot_slo * 1e3:g} ms"
         )
-    status = 0 if sweep.mu_star is not None else 1  # a script can tell "no capacity" apart
+    status = 0 if sweep.bracketed else 1  # a script can tell "no capacity found" apart
     if args.json:
-        return json.dumps(sweep.to_dict(), indent=2), status
+        out = sweep.to_dict()
+        if closed_form is not None:
+            out["mu_star_closed_form"] = closed_form
+        return json.dumps(out, indent=2), status
     lines = [slo, f"{'rate':>8} {'conform.':>9} {'stderr':>8} {'batch se':>9}"]
     for p in sweep.points:
         lines.append(f"{p.rate:8.3f} {p.conformance:9.3f} {p.stderr:8.4f} {p.stderr_batch:9.4f}")
-    star = sweep.mu_star
-    lines.append(
-        f"mu* = {star:g} req/s (largest rate with conformance >= {sweep.quota:g})"
-        if star is not None
-        else f"no rate in the grid meets the quota {sweep.quota:g}: capacity is below "
-        f"{sweep.points[0].rate:g} req/s or the SLOs cannot be met"
-    )
+    if sweep.bracketed:
+        lines.append(
+            f"mu* = {sweep.mu_star:.3f} req/s ± {sweep.resolution:.3f} (bisection, "
+            f"{len(sweep.probes)} probes) ± {sweep.mu_star_stderr:.3f} (1 standard error)"
+        )
+    else:
+        lines.append(f"no mu* in this range: {sweep.not_bracketed_reason()}")
+    if closed_form is not None:
+        lines.append(f"closed form mu - ln(1/(1 - q))/tau = {closed_form:.3f} req/s")
     return "\n".join(lines), status
 
 
@@ -240,8 +250,15 @@ def build_parser() -> argparse.ArgumentParser:
     cap.add_argument(
         "--rates",
         type=_grid,
-        default=_grid("1:10:0.5"),
-        help="grid of rates: start:stop:step or a,b,c (default: 1:10:0.5)",
+        default=None,
+        help="grid of rates that brackets mu*: start:stop:step or a,b,c "
+        "(default: 1:10:0.5 for the replica, mu/20 to mu in 20 steps for mm1)",
+    )
+    cap.add_argument(
+        "--resolution",
+        type=float,
+        default=0.02,
+        help="width of the final bracket of the bisection for mu*, req/s (default: 0.02)",
     )
     cap.add_argument(
         "--quota",

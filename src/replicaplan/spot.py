@@ -98,13 +98,71 @@ class SpotDay:
 
     @property
     def spot_factor_measured(self) -> float:
-        """Cost of the spot layer's useful work over its on-demand cost, as simulated."""
+        """Cost of the spot layer's useful work over its on-demand cost, as simulated.
+
+        This equals (1 − d)/(1 − ω) at the simulated ω *by construction* (ω is defined from the
+        same paid and wasted hours): an identity, not evidence for the formula. The evidence is
+        ``omega`` against ``omega_expected``.
+        """
         return (1 - self.discount) * (self.spot_hours + self.waste_hours) / self.spot_hours
 
     @property
     def spot_factor_formula(self) -> float:
         """(1 − d)/(1 − ω) at the measured ω."""
         return spot_cost_factor(self.discount, self.omega)
+
+
+def _per_minute(day: DayResult, config: SpotConfig, model: ReplicaModel, base: int):
+    """Spot replicas ready, mean requests in flight on one, and replica-seconds per decoded
+    token, for every minute of the day."""
+    spot_ready = np.maximum(day.ready - base, 0)
+    residence_s = config.answer_tokens * float(model.tpot(model.batch))
+    ready = np.maximum(day.ready, 1)
+    in_flight = day.rate / ready * residence_s  # Little's law on one replica
+    b = np.clip(in_flight, 1.0, model.batch)
+    token_share_s = model.tpot(b) / b
+    return spot_ready, in_flight, token_share_s
+
+
+def expected_waste_s(config: SpotConfig, in_flight: float, token_share_s: float, model) -> float:
+    """Mean replica-seconds wasted by one revocation: the replacement's boot, plus the work of
+    the requests in flight (Poisson with mean ``in_flight``, each a uniform share of its answer
+    done): on restart their prefill and the tokens already made; on resume one prefill of the
+    prompt and those tokens."""
+    done = (config.answer_tokens - 1) / 2  # mean of a uniform integer in [0, answer)
+    if config.recovery == "restart":
+        per_request = float(model.prefill_s(config.prompt_tokens)) + done * token_share_s
+    else:
+        per_request = float(model.prefill_s(config.prompt_tokens + done))
+    return config.startup_s + in_flight * per_request
+
+
+def expected_omega(
+    day: DayResult, config: SpotConfig = SpotConfig(), *, base: int = 0, model=None
+) -> float:
+    """ω predicted from the revocation rate, the start-up time and the work in flight.
+
+    Revocations arrive at r per spot replica-hour; each wastes ``expected_waste_s``; so over
+    the day ω = W/(H + W) with W the expected waste and H the spot replica-hours paid.
+    """
+    base = _check.integer("base", base, minimum=0)
+    model = model or ReplicaModel()
+    spot_ready, in_flight, token_share_s = _per_minute(day, config, model, base)
+    revocations = spot_ready * config.revocations_per_hour / 60
+    waste = sum(
+        revocations[m] * expected_waste_s(config, in_flight[m], token_share_s[m], model)
+        for m in np.flatnonzero(spot_ready)
+    )
+    paid_s = float(np.maximum(day.paid - base, 0).sum() * 60)
+    return float(waste / (paid_s + waste)) if paid_s + waste > 0 else 0.0
+
+
+def expected_gap_hours(day: DayResult, config: SpotConfig = SpotConfig(), *, base: int = 0):
+    """Replica-hours short of capacity: r per replica-hour times max(0, T_start − notice)."""
+    base = _check.integer("base", base, minimum=0)
+    ready_hours = float(np.maximum(day.ready - base, 0).sum() / 60)
+    shortfall_s = max(0.0, config.startup_s - config.notice_s)
+    return ready_hours * config.revocations_per_hour * shortfall_s / 3600
 
 
 def simulate_spot_day(
@@ -124,9 +182,8 @@ def simulate_spot_day(
     per_min = config.revocations_per_hour / 60
 
     spot_paid = np.maximum(day.paid - base, 0)
-    spot_ready = np.maximum(day.ready - base, 0)
+    spot_ready, in_flight, token_share = _per_minute(day, config, model, base)
     step_s = float(model.tpot(model.batch))
-    residence_s = config.answer_tokens * step_s
     prefill_prompt = float(model.prefill_s(config.prompt_tokens))
 
     waste_s = gap_s = wait_s = 0.0
@@ -136,14 +193,11 @@ def simulate_spot_day(
         if not k:
             continue
         revocations += k
-        per_replica_rps = day.rate[m] / day.ready[m]
-        in_flight_mean = per_replica_rps * residence_s  # Little's law on one replica
-        b = max(1.0, min(in_flight_mean, model.batch))
-        token_share_s = float(model.tpot(b)) / b  # replica-seconds per decoded token
+        token_share_s = float(token_share[m])
         for _ in range(k):
             waste_s += config.startup_s  # the replacement boots, paid
             gap_s += max(0.0, config.startup_s - config.notice_s)
-            j = int(rng.poisson(in_flight_mean))
+            j = int(rng.poisson(in_flight[m]))
             if not j:
                 continue
             interrupted += j
