@@ -12,7 +12,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 JOBS   ?= 2
 
-.PHONY: notebooks book test lint bench clean
+.PHONY: notebooks book test lint format bench clean
 
 # The browser test drives Debian's Chromium (installed here when missing; needs root, as in CI).
 CHROMEDRIVER := /usr/bin/chromedriver
@@ -45,6 +45,16 @@ book: notebooks $(MATHJAX)
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks tools chapters intro.ipynb
+
+# ruff on the package and on the code cells of the MyST chapters (through jupytext)
+format: $(STAMP)
+	$(BIN)/ruff format src tests benchmarks tools
+	$(BIN)/ruff check --fix --quiet src tests benchmarks tools
+	for f in chapters/*.md; do \
+	    PATH=$(CURDIR)/$(BIN):$$PATH $(BIN)/jupytext --quiet --pipe "ruff format {}" $$f && \
+	    PATH=$(CURDIR)/$(BIN):$$PATH $(BIN)/jupytext --quiet --pipe "ruff check --fix-only --quiet {}" $$f; \
+	done
+	sed -i '/^    format_version: /d; /^    jupytext_version: /d' chapters/*.md
 
 test: lint $(MATHJAX) $(CHROMEDRIVER)
 	$(BIN)/python tools/notebooks.py --check

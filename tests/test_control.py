@@ -1,12 +1,12 @@
 import numpy as np
 import pytest
 
-from replicaplan.autoscaler import Rules, ScalingPolicy
 from replicaplan.control import per_second, simulate_fleet
 from replicaplan.controllers import KPA, Fixed, HPAOn, Proportional
 from replicaplan.day import reference_traffic
 from replicaplan.example import EXAMPLE
 from replicaplan.fleet import FluidReplica
+from replicaplan.hpa import Rules, ScalingPolicy
 
 L_STAR = EXAMPLE.concurrency_target
 

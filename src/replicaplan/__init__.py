@@ -13,7 +13,8 @@ models      grid       the power-grid figures of the opening
             loadgen    request lengths from the Azure trace; open/closed-loop arrivals; replay
             coldstart  T_start = machine + image + weights + warm-up; weight-loading tiers
             reserve    ramp and step reserves, scale to zero
-            autoscaler the Kubernetes HPA (rule, stabilization, rate limits) and Knative's KPA
+            hpa        the Kubernetes HPA, as its controller computes each decision
+            kpa        Knative's KPA, as its autoscaler computes each decision
             fleet      replicas that start, serve and stop; the sizing rule; the fluid replica
             controllers the Controller protocol and every controller (HPA, KPA, the day's)
 analyses    capacity   the open-loop capacity sweep and mu*

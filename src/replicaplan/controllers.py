@@ -5,8 +5,8 @@ Every controller implements one protocol, ``Controller``: a ``period_s`` between
 minute, ``control`` second by second) call it and resize the fleet; they know nothing else
 about the controller. Implemented here:
 
-* ``HPAOn``: the Kubernetes HPA (``autoscaler.HorizontalAutoscaler``) on one or more metrics;
-* ``KPA``: Knative's autoscaler (``autoscaler.KnativeAutoscaler``) on concurrency;
+* ``HPAOn``: the Kubernetes HPA (``hpa.HorizontalAutoscaler``) on one or more metrics;
+* ``KPA``: Knative's autoscaler (``kpa.KnativeAutoscaler``) on concurrency;
 * ``Proportional``: a hand-written proportional rule, with or without counting starters;
 * ``Fixed``: a fleet that never changes;
 * ``ExactTraffic``: the simulated day's autoscaler, which reads the exact traffic of the minute
@@ -21,13 +21,9 @@ from typing import Protocol
 import numpy as np
 
 from . import _check
-from .autoscaler import (
-    HorizontalAutoscaler,
-    KnativeAutoscaler,
-    external_replica_count,
-    replica_count,
-)
 from .fleet import replicas_needed
+from .hpa import HorizontalAutoscaler, external_replica_count, replica_count
+from .kpa import KnativeAutoscaler
 
 
 @dataclass(frozen=True)
@@ -66,6 +62,8 @@ class HPAOn:
     """
 
     METRICS = ("gpu_utilization", "concurrency", "kv_occupancy", "queue")
+    # A replica that is still starting is counted as a Pending pod (unready: zero on a
+    # scale-up, left out on a scale-down), which is what it is while its image is pulled.
 
     def __init__(self, targets: dict, **kwargs):
         if not targets:
@@ -98,10 +96,18 @@ class HPAOn:
 
 
 class KPA:
-    """Knative's KPA on concurrency, ticking every 2 s."""
+    """Knative's KPA on concurrency, ticking every 2 s, aiming at ``target`` requests per pod.
 
-    def __init__(self, target: float, **kwargs):
-        self.kpa = KnativeAutoscaler(target=target, **kwargs)
+    Knative aims at the revision's target times its target utilization (70 % by default), so
+    the revision's annotation that aims at ``target`` is target / utilization.
+    """
+
+    def __init__(self, target: float, *, target_utilization: float = 0.7, **kwargs):
+        _check.positive("target", target)
+        _check.fraction("target_utilization", target_utilization)
+        self.kpa = KnativeAutoscaler(
+            target=target / target_utilization, target_utilization=target_utilization, **kwargs
+        )
         self.period_s = self.kpa.tick_s
 
     def decide(self, m: Metrics) -> int:

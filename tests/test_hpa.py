@@ -1,0 +1,528 @@
+import math
+
+import pytest
+import sympy as sp
+
+from replicaplan import hpa
+from replicaplan import symbols as S
+from replicaplan.hpa import (
+    HorizontalAutoscaler,
+    MetricSpec,
+    Pod,
+    Rules,
+    ScalingPolicy,
+    Tolerances,
+    combine_proposals,
+    desired_replicas,
+    external_replica_count,
+    group_pods,
+    limit_rate,
+    limit_without_behavior,
+    replica_count,
+    stabilize,
+)
+
+# ---------------------------------------------------------------- Kubernetes' published cases
+
+
+def test_three_replicas_at_30_50_70_with_target_30():
+    assert replica_count([30, 50, 70], 30) == 5
+
+
+def test_same_with_the_first_replica_unready():
+    assert replica_count([50, 70], 30, unready=1) == 4
+
+
+def test_default_behaviour_doubles_ten_replicas_asking_for_fifty():
+    # ten replicas whose metric asks for 50: 4 pods or 100 % per 15 s, Max → 20
+    desired = replica_count([50.0] * 10, 10.0)
+    assert desired == 50
+    assert limit_rate(10, desired, [], now=0.0) == 20
+
+
+def test_down_window_keeps_the_highest_recent_recommendation():
+    history = [(-120.0, 4), (-60.0, 5)]
+    assert stabilize(100, 3, history, now=0.0, down_window_s=180) == 5
+
+
+def test_documented_algorithm_example():
+    # "if the current metric value is 200m, and the desired value is 100m, the number of
+    # replicas will be doubled"; "if the current value is instead 50m, halve"
+    assert replica_count([200, 200], 100) == 4
+    assert replica_count([50, 50, 50, 50], 100) == 2
+
+
+# ---------------------------------------------------------------- tolerance and corrections
+
+
+def test_tolerance_inclusive_at_both_ends():
+    assert replica_count([11.0] * 4, 10.0) == 4  # ratio 1.1
+    assert replica_count([9.0] * 4, 10.0) == 4  # ratio 0.9
+    assert replica_count([11.01] * 4, 10.0) == 5
+    assert replica_count([8.99] * 4, 10.0) == 4  # ⌈0.899·4⌉ = 4
+    assert replica_count([8.0] * 10, 10.0) == 8
+
+
+def test_tolerance_band_symbolic():
+    lo, hi = hpa.tolerance_band()
+    assert sp.simplify(lo - S.target * (1 - S.tolerance)) == 0
+    assert sp.simplify(hi - S.target * (1 + S.tolerance)) == 0
+
+
+def test_the_displayed_rule_is_the_one_that_runs():
+    # Kubernetes documentation: 1 replica at 200m against 100m → 2; the source: 4 replicas at
+    # 20 open requests each against 10 → 8; a ratio just above a whole number is not rounded up
+    assert hpa.proportional_rule(1, 200.0, 100.0) == 2
+    assert hpa.proportional_rule(4, 20.0, 10.0) == 8
+    assert hpa.proportional_rule(3, 0.1 * 8, 0.8) == 3  # 3 · 0.8/0.8 with binary noise
+    expr = hpa.proportional_rule_expression()
+    assert expr.subs({S.N_r: 4, S.metric: 20, S.target: 10}) == 8
+
+
+def test_missing_metrics_dampen_both_directions():
+    # scale-up: missing counted at 0 → (90+90+0)/3 = 60 against 30 → 6, not ⌈3·2⌉ = 6 on two present
+    assert replica_count([90, 90, None], 30) == 6
+    # scale-down: missing counted at the target → (10+10+30)/3 = 16.7/30 → ⌈0.556·3⌉ = 2
+    assert replica_count([10, 10, None], 30) == 2
+    # a correction that reverses direction keeps the current count
+    assert replica_count([40, None, None, None], 30) == 4
+
+
+def test_unready_left_out_on_a_scale_down():
+    # ⌈(1/3)·2⌉: Pending replicas are counted only going up (calcPlainMetricReplicas)
+    assert replica_count([10, 10], 30, unready=2) == 1
+
+
+def test_source_examples_of_the_elementary_level():
+    # four replicas with 80 open requests, target 10 per replica → 8; 10.5 each → no move
+    assert replica_count([20.0] * 4, 10.0) == 8
+    assert replica_count([10.5] * 4, 10.0) == 4
+    assert external_replica_count(4, 80.0, 10.0) == 8
+    assert external_replica_count(4, 42.0, 10.0) == 4
+
+
+def test_external_from_zero():
+    assert external_replica_count(0, 25.0, 10.0) == 3
+    assert external_replica_count(0, 0.0, 10.0) == 0
+
+
+# ---------------------------------------------------------------- stabilization and rates
+
+
+def test_up_window_waits_for_agreement():
+    history = [(-30.0, 4), (-10.0, 9)]
+    assert stabilize(4, 10, history, now=0.0, up_window_s=60) == 4  # min of 4, 9, 10
+    assert stabilize(4, 10, history, now=0.0, up_window_s=20) == 9
+
+
+def test_rate_limit_counts_recent_changes():
+    # 10 → 20 happened 5 s ago; within the same 15 s period only 4 pods or 100 % of 10 more
+    assert limit_rate(20, 100, [(-5.0, 10)], now=0.0) == 20
+    assert limit_rate(20, 100, [(-20.0, 10)], now=0.0) == 40
+    assert limit_rate(3, 100, [], now=0.0) == 7  # 4 pods beats 100 % of 3
+
+
+def test_rate_limit_down_and_bounds():
+    slow = Rules((ScalingPolicy("Pods", 1, 60),), "Max", 0)
+    assert limit_rate(10, 2, [], now=0.0, down=slow) == 9
+    assert limit_rate(10, 2, [(-30.0, -1)], now=0.0, down=slow) == 10
+    half = Rules((ScalingPolicy("Percent", 50, 60),), "Max", 0)
+    assert limit_rate(9, 1, [], now=0.0, down=half) == 4  # ⌊9 · 0.5⌋
+    assert limit_rate(10, 0, [], now=0.0, min_replicas=2) == 2
+    assert limit_rate(10, 50, [], now=0.0, max_replicas=12) == 12
+    assert limit_rate(10, 50, [], now=0.0, up=Rules(select="Disabled")) == 10
+
+
+def test_select_min_takes_the_stricter_policy():
+    rules = Rules((ScalingPolicy("Pods", 4, 15), ScalingPolicy("Percent", 100, 15)), "Min", 0)
+    assert limit_rate(10, 50, [], now=0.0, up=rules) == 14
+
+
+def test_controller_composes_the_three_stages():
+    a = HorizontalAutoscaler(target=10.0, replicas=10)
+    assert a.step(0.0, [50.0] * 10) == 20  # rate-limited doubling
+    assert a.step(15.0, [25.0] * 20) == 40
+    assert a.step(30.0, [1.0] * 40) == 40  # down window holds
+    t = 30.0
+    while t < 330.0:
+        t += 15.0
+        n = a.step(t, [1.0] * a.replicas)
+    assert n == 4  # after 300 s it scales down
+
+
+def test_external_controller():
+    a = HorizontalAutoscaler(target=10.0, metric="external", replicas=4)
+    assert a.step(0.0, total=80.0) == 8
+
+
+@pytest.mark.parametrize(
+    "call, name",
+    [
+        (lambda: replica_count([1.0], 0), "target"),
+        (lambda: replica_count([1.0], 1, tolerance=-0.1), "tolerance"),
+        (lambda: replica_count([1.0], 1, tolerance=1.0), "tolerance"),
+        (lambda: replica_count([1.0, math.nan], 1), "value"),
+        (lambda: replica_count([None], 1), "no metrics"),
+        (lambda: replica_count([1.0], 1, unready=-1), "unready"),
+        (lambda: MetricSpec("Memory", "Value", 1), "kind"),
+        (lambda: MetricSpec("Pods", "Utilization", 50), "target type"),
+        (lambda: MetricSpec("Resource", "Utilization", 50.5), "integer percent"),
+        (lambda: MetricSpec("External", "Value", 0), "target"),
+        (lambda: Pod(phase="Lost"), "phase"),
+        (lambda: Tolerances(scale_up=1.2), "scale_up"),
+        (lambda: ScalingPolicy("Pods", 1.5, 15), "Pods policy"),
+        (lambda: ScalingPolicy("Pods", 1, 0), "period_s"),
+        (lambda: HorizontalAutoscaler(target=1, replicas=-1), "replicas"),
+        (lambda: HorizontalAutoscaler(target=1, metric="gauge"), "metric"),
+        (lambda: desired_replicas(MetricSpec("Pods", "AverageValue", 1), 1), "pods"),
+        (lambda: desired_replicas(MetricSpec("Object", "Value", 1), 1), "value"),
+        (lambda: Rules(tolerance=1.5, select="Disabled"), "tolerance"),
+        (lambda: stabilize(1, 1, [], 0, down_window_s=-1), "down_window_s"),
+        (lambda: stabilize(1, 1, [], 0, up_window_s=-1), "up_window_s"),
+        (lambda: limit_rate(1, 2, [], 0, min_replicas=5, max_replicas=2), "min_replicas"),
+        (lambda: ScalingPolicy("Percent", 0, 15), "value"),
+        (lambda: ScalingPolicy("Percent", -10, 15), "value"),
+        (lambda: ScalingPolicy("Nodes", 1, 15), "kind"),
+        (lambda: Rules((), "Max"), "policies"),
+        (lambda: Rules((ScalingPolicy("Pods", 1, 1),), "Avg"), "select"),
+        (lambda: external_replica_count(1, 1, 0), "target"),
+        (lambda: HorizontalAutoscaler(target=-1), "target"),
+        (lambda: HorizontalAutoscaler(target=1, min_replicas=3, max_replicas=2), "min_replicas"),
+    ],
+)
+def test_bad_input(call, name):
+    with pytest.raises(ValueError, match=name):
+        call()
+
+
+# ---------------------------------------------------------------- upstream replica calculator
+# Cases from kubernetes/kubernetes pkg/controller/podautoscaler/replica_calculator_test.go.
+# Levels there are milli-units (300 = 0.3 cores); requests 1.0 core unless said otherwise.
+
+
+def _cpu(levels, *, requests=None, ready=None, phase=None, deleting=None, n=None):
+    """Pods as that test file builds them: level i belongs to pod i; pods past the levels
+    have no sample; an unready pod has never been ready (it is past its initialization)."""
+    n = n or len(requests or levels)
+    pods = []
+    for i in range(n):
+        pods.append(
+            Pod(
+                value=levels[i] / 1000 if i < len(levels) else None,
+                request=(requests or [1.0] * n)[i],
+                ready=True if ready is None else ready[i],
+                ever_ready=True if ready is None else ready[i],
+                phase="Running" if phase is None else phase[i],
+                deleting=False if deleting is None else deleting[i],
+            )
+        )
+    return pods
+
+
+def _util(current, target, pods):
+    return desired_replicas(MetricSpec("Resource", "Utilization", target), current, pods=pods)
+
+
+@pytest.mark.parametrize(
+    "name, current, target, pods, expected",
+    [
+        ("TestReplicaCalcScaleUp", 3, 30, _cpu([300, 500, 700]), 5),
+        (
+            "TestReplicaCalcScaleUpUnreadyLessScale",
+            3,
+            30,
+            _cpu([300, 500, 700], ready=[False, True, True]),
+            4,
+        ),
+        (
+            "TestReplicaCalcScaleUpUnreadyNoScale",
+            3,
+            30,
+            _cpu([400, 500, 700], ready=[True, False, False]),
+            3,
+        ),
+        (
+            "TestReplicaCalcScaleUpIgnoresFailedPods",
+            2,
+            30,
+            _cpu(
+                [500, 700],
+                n=4,
+                phase=["Running", "Running", "Failed", "Failed"],
+                ready=[True, True, False, False],
+            ),
+            4,
+        ),
+        (
+            "TestReplicaCalcScaleUpIgnoresDeletionPods",
+            2,
+            30,
+            _cpu(
+                [500, 700],
+                n=4,
+                deleting=[False, False, True, True],
+                ready=[True, True, False, False],
+            ),
+            4,
+        ),
+        ("TestReplicaCalcScaleDown", 5, 50, _cpu([100, 300, 500, 250, 250]), 3),
+        (
+            "TestReplicaCalcScaleDownExcludeUnreadyPods",
+            5,
+            50,
+            _cpu([100, 300, 500, 250, 250], ready=[True, True, True, False, False]),
+            2,
+        ),
+        (
+            "TestReplicaCalcScaleDownExcludeUnscheduledPods",
+            5,
+            50,
+            _cpu([100], n=5, phase=["Running"] + ["Pending"] * 4, ready=[True] + [False] * 4),
+            1,
+        ),
+        ("TestReplicaCalcMissingMetrics", 4, 100, _cpu([400, 95], n=4), 3),
+        ("TestReplicaCalcMissingMetricsNoChangeEq", 2, 100, _cpu([1000], n=2), 2),
+        ("TestReplicaCalcMissingMetricsNoChangeGt", 2, 100, _cpu([1900], n=2), 2),
+        ("TestReplicaCalcMissingMetricsNoChangeLt", 2, 100, _cpu([600], n=2), 2),
+        (
+            "TestReplicaCalcMissingMetricsUnreadyChange",
+            3,
+            50,
+            _cpu([100, 450], n=3, ready=[False, True, True]),
+            3,
+        ),
+        (
+            "TestReplicaCalcMissingMetricsUnreadyScaleUp",
+            3,
+            50,
+            _cpu([100, 2000], n=3, ready=[False, True, True]),
+            4,
+        ),
+        (
+            "TestReplicaCalcMissingMetricsUnreadyScaleDown",
+            4,
+            50,
+            _cpu([100, 100, 100], n=4, ready=[False, True, True, True]),
+            3,
+        ),
+        (
+            "TestReplicaCalcMissingMetricsScaleDownTargetOver100",
+            4,
+            300,
+            _cpu([200, 100, 100], requests=[1.0, 1.0, 2.0, 2.0], ready=[False, True, True, True]),
+            2,
+        ),
+        ("TestReplicaCalcDuringRollingUpdateWithMaxSurge", 2, 50, _cpu([100, 100], n=3), 2),
+    ],
+)
+def test_upstream_resource_utilization_cases(name, current, target, pods, expected):
+    assert _util(current, target, pods) == expected, name
+
+
+def test_upstream_computed_tolerance_case():
+    # TestReplicaCalcComputedToleranceAlgImplementation: 10 pods at 150 m, requests around
+    # 300 m; a target of 56 % is just outside the tolerance (→ 9), 55 % just inside (→ 10)
+    requests = [p / 1000 for p in (400, 200, 310, 290, 302, 298, 301, 299, 300, 300)]
+    pods = _cpu([150] * 10, requests=requests)
+    assert _util(10, 56, pods) == 9
+    assert _util(10, 55, pods) == 10
+
+
+@pytest.mark.parametrize(
+    "name, spec, current, kwargs, expected",
+    [
+        (
+            "TestReplicaCalcScaleUpCM",
+            MetricSpec("Pods", "AverageValue", 15.0),
+            3,
+            dict(pods=_cpu([20000, 10000, 30000])),
+            4,
+        ),
+        (
+            "TestReplicaCalcScaleUpCMUnreadyHotCpuNoLessScale",
+            MetricSpec("Pods", "AverageValue", 15.0),
+            3,
+            dict(pods=_cpu([50000, 10000, 30000], ready=[True, True, False])),
+            6,
+        ),
+        (
+            "TestReplicaCalcScaleDownCM",
+            MetricSpec("Pods", "AverageValue", 20.0),
+            5,
+            dict(pods=_cpu([12000] * 5)),
+            3,
+        ),
+        (
+            "TestPlainMetricReplicaCalcMissingMetricsNoChangeEq",
+            MetricSpec("Pods", "AverageValue", 20.0),
+            5,
+            dict(pods=_cpu([20000, 19000, 21000], n=5)),
+            5,
+        ),
+        (
+            "TestReplicaCalcDuringRollingUpdateWithMaxSurgeCM",
+            MetricSpec("Pods", "AverageValue", 17.0),
+            2,
+            dict(pods=_cpu([10000, 10000], n=3)),
+            2,
+        ),
+        (
+            "TestReplicaCalcScaleUpCMObject",
+            MetricSpec("Object", "Value", 15.0),
+            3,
+            dict(value=20.0),
+            4,
+        ),
+        (
+            "TestReplicaCalcScaleUpCMPerPodObject",
+            MetricSpec("Object", "AverageValue", 5.0),
+            3,
+            dict(value=20.0),
+            4,
+        ),
+        (
+            "TestReplicaCalcScaleUpCMObjectIgnoresUnreadyPods",
+            MetricSpec("Object", "Value", 10.0),
+            3,
+            dict(value=50.0, pods=_cpu([0, 0, 0], ready=[False, True, False])),
+            5,
+        ),
+        (
+            "TestReplicaCalcScaleUpCMExternal",
+            MetricSpec("External", "Value", 4.4),
+            1,
+            dict(value=8.6),
+            2,
+        ),
+        (
+            "TestReplicaCalcScaleUpCMExternalIgnoresUnreadyPods",
+            MetricSpec("External", "Value", 4.4),
+            3,
+            dict(value=8.6, pods=_cpu([0, 0, 0], ready=[False, True, False])),
+            2,
+        ),
+        (
+            "TestReplicaCalcScaleUpPerPodCMExternal",
+            MetricSpec("External", "AverageValue", 2.15),
+            3,
+            dict(value=8.6),
+            4,
+        ),
+        (
+            "TestReplicaCalcScaleDownPerPodCMObject",
+            MetricSpec("Object", "AverageValue", 2.0),
+            5,
+            dict(value=6.0),
+            3,
+        ),
+        (
+            "TestReplicaCalcScaleDownCMObject",
+            MetricSpec("Object", "Value", 20.0),
+            5,
+            dict(value=12.0),
+            3,
+        ),
+        (
+            "TestReplicaCalcScaleDownCMExternal",
+            MetricSpec("External", "Value", 14.334),
+            5,
+            dict(value=8.6),
+            3,
+        ),
+        (
+            "TestReplicaCalcScaleDownPerPodCMExternal",
+            MetricSpec("External", "AverageValue", 2.867),
+            5,
+            dict(value=8.6),
+            3,
+        ),
+    ],
+)
+def test_upstream_custom_object_and_external_cases(name, spec, current, kwargs, expected):
+    assert desired_replicas(spec, current, **kwargs) == expected, name
+
+
+def test_group_pods_follows_upstream():
+    # TestGroupPods: failed and deleted pods are ignored, Pending ones unready, pods without a
+    # sample missing; CPU alone looks at readiness and at how fresh the sample is
+    pods = [
+        Pod(value=1.0, phase="Failed"),
+        Pod(value=1.0, deleting=True),
+        Pod(phase="Pending"),
+        Pod(value=None),
+        Pod(value=1.0, initializing=True, ready=True, fresh_sample=False),
+        Pod(value=1.0, initializing=True, ready=True, fresh_sample=True),
+        Pod(value=1.0, initializing=False, ready=False, ever_ready=True),
+        Pod(value=1.0, initializing=False, ready=False, ever_ready=False),
+    ]
+    ready, unready, missing, ignored = group_pods(pods, cpu=True)
+    assert (ready, unready, missing, ignored) == (2, {2, 4, 7}, {3}, {0, 1})
+    ready, unready, missing, ignored = group_pods(pods, cpu=False)
+    assert (ready, unready, missing, ignored) == (4, {2}, {3}, {0, 1})
+
+
+def test_separate_tolerances():
+    # the behavior's per-direction tolerances (KEP-4951): a 5 % rise moves nothing with the
+    # default 10 %, but scales with a 2 % scale-up tolerance; falls still need 10 %
+    spec = MetricSpec("Pods", "AverageValue", 100.0)
+    pods = [Pod(value=105.0)] * 10
+    assert desired_replicas(spec, 10, pods=pods) == 10
+    assert desired_replicas(spec, 10, pods=pods, tolerances=Tolerances(0.1, 0.02)) == 11
+    low = [Pod(value=95.0)] * 10
+    assert desired_replicas(spec, 10, pods=low, tolerances=Tolerances(0.1, 0.02)) == 10
+
+
+# ---------------------------------------------------------------- upstream horizontal.go
+
+
+def test_zero_replicas_disable_autoscaling():
+    # TestZeroReplicas: spec.replicas 0 with minReplicas 3 → no scaling at all
+    a = HorizontalAutoscaler(target=10.0, replicas=0, min_replicas=3, max_replicas=5)
+    assert a.apply(0.0, 5) == 0 and a.events == []
+
+
+def test_out_of_range_counts_are_brought_back_first():
+    # TestTooFewReplicas and TestTooManyReplicas: min 3, max 5
+    assert (
+        HorizontalAutoscaler(target=1.0, replicas=2, min_replicas=3, max_replicas=5).apply(0.0, 1)
+        == 3
+    )
+    assert (
+        HorizontalAutoscaler(target=1.0, replicas=10, min_replicas=3, max_replicas=5).apply(0.0, 20)
+        == 5
+    )
+
+
+def test_without_behavior_the_scale_up_is_capped_at_twice_or_four():
+    # TestConvertDesiredReplicasWithRules: from 3 asking for 1,000 (max 2,000) → max(6, 4) = 6;
+    # when maxReplicas is below that cap, maxReplicas
+    assert limit_without_behavior(3, 1000, 1, 2000) == 6
+    assert limit_without_behavior(1, 1000, 1, 2000) == 4
+    assert limit_without_behavior(8, 1000, 1, 10) == 10
+    a = HorizontalAutoscaler(target=10.0, replicas=3, behavior=False)
+    assert a.step(0.0, [1000.0] * 3) == 6
+    assert a.step(15.0, [1000.0] * 6) == 12  # no history: every decision may double
+
+
+def test_without_behavior_the_downscale_window_holds_the_highest():
+    # TestNormalizeDesiredReplicas: recent recommendations 4 and 5, a new 3 → 5; recent 1 and 2
+    # → 3; recommendations older than the window do not count
+    assert stabilize(5, 3, [(-120.0, 4), (-60.0, 5)], now=0.0) == 5
+    assert stabilize(5, 3, [(-120.0, 1), (-60.0, 2)], now=0.0) == 3
+    assert stabilize(10, 3, [(-600.0, 10), (-540.0, 9)], now=0.0) == 3
+
+
+def test_a_new_autoscaler_does_not_scale_down_before_a_window():
+    # recordInitialRecommendation: the current count is the first recommendation
+    a = HorizontalAutoscaler(target=10.0, replicas=8)
+    assert a.step(0.0, [1.0] * 8) == 8
+    assert a.step(301.0, [1.0] * 8) == 1
+
+
+def test_an_invalid_metric_blocks_a_scale_down_only():
+    # TestScaleUpOneMetricInvalid: the valid metric's scale-up goes through; a scale-down does
+    # not while another metric cannot be read; all invalid: no decision
+    assert combine_proposals([4, None], current=3) == 4
+    assert combine_proposals([2, None], current=3) == 3
+    assert combine_proposals([None, None], current=3) is None
+    assert combine_proposals([2, 5], current=3) == 5
