@@ -142,6 +142,31 @@ def test_page(browser, server, page):
     browser.save_screenshot(
         str(SCREENSHOTS / (page.replace("/", "__").removesuffix(".html") + ".png"))
     )
+
+    # no page wider than a phone's or a desktop's window; a headless window cannot be narrower
+    # than about 500 px, so the phone's viewport is emulated (a relayout, no reload)
+    for width in (390, 1400):
+        browser.execute_cdp_cmd(
+            "Emulation.setDeviceMetricsOverride",
+            {"width": width, "height": 900, "deviceScaleFactor": 1, "mobile": width < 600},
+        )
+        try:
+            inner, scroll = browser.execute_script(
+                "const e = document.documentElement; return [e.clientWidth, e.scrollWidth];"
+            )
+        finally:
+            browser.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
+        assert inner <= width, f"{page}: the window is {inner} px, not {width}"
+        assert scroll <= inner + 1, f"{page}: {scroll} px wide in a {width} px window"
+
+    if page.startswith("chapters/"):
+        stem = Path(page).stem
+        assert (SITE / "_sources" / "chapters" / f"{stem}.ipynb").exists(), page
+        links = browser.execute_script(
+            "return Array.from(document.querySelectorAll('a[href]'))"
+            ".map(a => a.getAttribute('href'));"
+        )
+        assert any(h.endswith(f"{stem}.ipynb") for h in links), f"{page}: no .ipynb download link"
     if browser.execute_script("return document.querySelectorAll('.math').length"):
         typeset = browser.execute_script("return document.querySelectorAll('mjx-container').length")
         assert typeset > 0, f"{page}: math present but nothing typeset by MathJax"
@@ -169,44 +194,6 @@ def test_page(browser, server, page):
             if f'id="{url.fragment}"' not in html and f"id='{url.fragment}'" not in html:
                 missing.append(href)
     assert not missing, f"{page}: internal links that do not resolve: {sorted(set(missing))[:10]}"
-
-
-def test_every_chapter_is_downloadable_as_a_notebook(browser, server):
-    chapters = sorted((SITE / "chapters").glob("*.html"))
-    assert chapters
-    for page in chapters:
-        notebook = SITE / "_sources" / "chapters" / (page.stem + ".ipynb")
-        assert notebook.exists(), f"no downloadable notebook for {page.name}"
-        _open(browser, server + f"chapters/{page.name}")
-        links = browser.execute_script(
-            "return Array.from(document.querySelectorAll('a[href]'))"
-            ".map(a => a.getAttribute('href'));"
-        )
-        assert any(h.endswith(f"{page.stem}.ipynb") for h in links), (
-            f"{page.name}: no .ipynb download link"
-        )
-
-
-@pytest.mark.parametrize("width", [390, 1400])
-def test_no_page_is_wider_than_the_window(browser, server, width):
-    # a headless window cannot be narrower than about 500 px: emulate the phone's viewport instead
-    browser.execute_cdp_cmd(
-        "Emulation.setDeviceMetricsOverride",
-        {"width": width, "height": 900, "deviceScaleFactor": 1, "mobile": width < 600},
-    )
-    try:
-        too_wide = {}
-        for page in PAGES:
-            _open(browser, server + page)
-            inner, scroll = browser.execute_script(
-                "const e = document.documentElement; return [e.clientWidth, e.scrollWidth];"
-            )
-            assert inner <= width, f"{page}: the window is {inner} px, not {width}"
-            if scroll > inner + 1:
-                too_wide[page] = (scroll, inner)
-        assert not too_wide, f"pages wider than a {width} px window (scroll, window): {too_wide}"
-    finally:
-        browser.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
 
 
 def test_downloaded_notebooks_open_as_notebooks(server):
