@@ -1,9 +1,10 @@
 """A plain simpy model of the continuous-batching replica, written step by step.
 
 It shares nothing with ``replicaplan.replica`` but the timing functions of ``ReplicaModel``
-(TPOT(b) and prefill time): the queue, the admission rule and the per-token decode loop are
-written here again, in the most literal way, one simpy timeout per step. Fed the same random
-draws, it must give the same per-request times as the event-jumping simulator.
+(a decode step of b sequences holding C tokens, a prefill pass over P tokens): the queue, the
+batched prefill under the token budget, the cache limit, preemption and the per-token decode
+loop are written here again, in the most literal way, one simpy timeout per pass. Fed the same
+random draws, it must give the same per-request times as the event-jumping simulator.
 """
 
 from collections import deque
@@ -23,6 +24,8 @@ class _Request:
         "done_tokens",
         "user",
         "finished",
+        "preempted",
+        "rejected",
     )
 
     def __init__(self, index, arrival, prompt, output, user=None):
@@ -31,6 +34,8 @@ class _Request:
         self.done_tokens = 0
         self.user = user
         self.finished = None
+        self.preempted = 0
+        self.rejected = False
 
 
 class SimpyReplica:
@@ -39,40 +44,76 @@ class SimpyReplica:
         self.queue = deque()
         self.wakeup = env.event()
         self.requests = []
+        self.rejected = 0
 
     def submit(self, request):
-        self.queue.append(request)
         self.requests.append(request)
+        if request.prompt + request.output > self.model.kv_capacity_tokens:
+            request.rejected = True  # could never fit the cache
+            request.first = request.end = self.env.now
+            self.rejected += 1
+            if request.finished is not None:
+                request.finished.succeed()
+            return
+        self.queue.append(request)
         if not self.wakeup.triggered:
             self.wakeup.succeed()
 
     def engine(self, total):
         env, model, B = self.env, self.model, self.model.batch
-        running, completed = [], 0
-        while completed < total:
+        K, budget = model.kv_capacity_tokens, model.token_budget
+        running, completed, cached = [], 0, 0
+
+        def complete(r):
+            nonlocal completed, cached
+            r.end = env.now
+            cached -= r.prompt + r.done_tokens
+            completed += 1
+            if r.finished is not None:
+                r.finished.succeed()
+
+        while completed + self.rejected < total:
             if not running and not self.queue:
                 self.wakeup = env.event()
                 yield self.wakeup
                 continue
-            admitted = []
-            while self.queue and len(running) + len(admitted) < B:
-                admitted.append(self.queue.popleft())
-            duration = sum(float(model.prefill_s(r.prompt)) for r in admitted)
-            if running:
-                duration += float(model.tpot(len(running)))
-            yield env.timeout(duration)
-            for r in running:  # one decode token for each running sequence
-                r.done_tokens += 1
-            for r in admitted:  # the prefill produced the first token
-                r.first = env.now
-                r.done_tokens = 1
+            # a prefill pass over the waiting prompts that fit the budget, the batch and the cache
+            taken, tokens = [], 0
+            while self.queue and len(running) + len(taken) < B:
+                r = self.queue[0]
+                need = r.prompt + r.done_tokens
+                if taken and tokens + need > budget:
+                    break
+                if cached + tokens + len(taken) + need + 1 > K:
+                    break
+                taken.append(self.queue.popleft())
+                tokens += need
+            if taken:
+                yield env.timeout(float(model.prefill_pass_s(tokens)))
+                cached += tokens
+                for r in taken:
+                    r.done_tokens += 1
+                    cached += 1
+                    if r.first is None:
+                        r.first = env.now
+                    if r.done_tokens >= r.output:
+                        complete(r)
+                    else:
+                        running.append(r)
+                continue
+            # the next decode step must fit the cache: preempt the newest sequences
+            while cached + len(running) > K:
+                r = running.pop()
+                cached -= r.prompt + r.done_tokens
+                r.preempted += 1
+                self.queue.appendleft(r)
+            yield env.timeout(float(model.step_s(len(running), cached)))
+            cached += len(running)
             still = []
-            for r in running + admitted:
+            for r in running:  # one token for each running sequence
+                r.done_tokens += 1
                 if r.done_tokens >= r.output:
-                    r.end = env.now
-                    completed += 1
-                    if r.finished is not None:
-                        r.finished.succeed()
+                    complete(r)
                 else:
                     still.append(r)
             running = still
@@ -84,6 +125,7 @@ def _result(replica):
         np.array([r.arrival for r in reqs]),
         np.array([r.first for r in reqs]),
         np.array([r.end for r in reqs]),
+        np.array([r.preempted for r in reqs]),
     )
 
 

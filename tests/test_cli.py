@@ -52,12 +52,12 @@ def test_console_script_installed():
 
 
 def test_capacity_json_shape(capsys):
-    assert main(["capacity", "--rates", "6,9", "--requests", "1000", "--json"]) == 0
+    assert main(["capacity", "--rates", "6,12", "--requests", "1000", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
-    assert out["quota"] == 0.9 and 6.0 < out["mu_star"] < 9.0
+    assert out["quota"] == 0.9 and 6.0 < out["mu_star"] < 12.0
     lo, hi = out["bracket"]
     assert hi - lo <= 0.02 and out["mu_star"] == (lo + hi) / 2
-    assert [p["rate"] for p in out["points"]] == [6.0, 9.0]
+    assert [p["rate"] for p in out["points"]] == [6.0, 12.0]
     assert all({"rate", "conformance", "stderr"} <= set(p) for p in out["points"])
 
 

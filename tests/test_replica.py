@@ -12,9 +12,15 @@ def test_calibration_of_the_running_example():
     assert 64 / m.tpot(64) == pytest.approx(2560)  # 2,560 tokens/s
     assert m.raw_capacity_rps(320) == pytest.approx(8.0)  # μ ≈ 8 req/s
     assert m.tpot(1) < m.tpot(32) < m.tpot(64)  # the roofline: more KV, slower
-    # weights alone: 16 GB per step at B_eff
-    assert m.tpot(0) == pytest.approx(16e9 / m.effective_bandwidth)
+    # weights alone: 16 GB per step at the achieved bandwidth, 43.7 % of the 3 TB/s peak
+    assert m.tpot(0) == pytest.approx(16e9 / m.bandwidth)
+    assert m.bandwidth / 3e12 == pytest.approx((16e9 + 64 * 2000 * 131072) / 0.025 / 3e12)
     assert m.prefill_s(1000) == pytest.approx(2 * 8e9 * 1000 / (0.5 * 1e15))
+    # the running example is the datasheet constructor's replica of its 8 B model and GPU
+    built = ReplicaModel.from_hardware(
+        "example-8b", "example", batch=64, bandwidth_efficiency=m.bandwidth / 3e12
+    )
+    assert built == m
 
 
 @pytest.mark.parametrize("rate, batch", [(3.0, 64), (7.5, 64), (9.0, 64), (2.0, 4), (40.0, 1)])
@@ -26,10 +32,36 @@ def test_open_loop_matches_simpy(rate, batch):
     output = np.minimum(output, 120)  # keep the simpy run short
     model = ReplicaModel(batch=batch)
     fast = simulate_open(model, arrival, prompt, output)
-    a, first, end = simpy_open(model, arrival, prompt, output)
+    a, first, end, preempted = simpy_open(model, arrival, prompt, output)
     np.testing.assert_allclose(fast.arrival, a, rtol=1e-12)
     np.testing.assert_allclose(fast.first_token, first, rtol=1e-9)
     np.testing.assert_allclose(fast.end, end, rtol=1e-9)
+    np.testing.assert_array_equal(fast.preemptions, preempted)
+
+
+# a small cache (preemptions), a small token budget (several passes), floors, tensor parallelism
+SERVERS = {
+    "tight cache": dict(kv_capacity_tokens=6000, batch=16),
+    "small budget": dict(token_budget=600, step_floor_s=0.004, prefill_floor_s=0.01),
+    "two gpus": dict(comm_fixed_s=0.0016, comm_per_sequence_s=2e-5, batch=32),
+}
+
+
+@pytest.mark.parametrize("server", SERVERS)
+def test_engine_rules_match_simpy(server):
+    rng = np.random.default_rng(21)
+    n = 250
+    arrival = poisson_arrivals(6.0, n, rng)
+    prompt, output = AZURE_CONVERSATION.sample(n, rng)
+    output = np.minimum(output, 150)
+    model = ReplicaModel(**SERVERS[server])
+    fast = simulate_open(model, arrival, prompt, output)
+    a, first, end, preempted = simpy_open(model, arrival, prompt, output)
+    np.testing.assert_allclose(fast.first_token, first, rtol=1e-9)
+    np.testing.assert_allclose(fast.end, end, rtol=1e-9)
+    np.testing.assert_array_equal(fast.preemptions, preempted)
+    if server == "tight cache":
+        assert fast.preemptions.sum() > 0  # the case exercises preemption
 
 
 def test_closed_loop_matches_simpy():
@@ -41,7 +73,7 @@ def test_closed_loop_matches_simpy():
     start = rng.uniform(0, 1, users)
     model = ReplicaModel(batch=8)
     fast = simulate_closed(model, users, think, prompt, output, start_s=start)
-    a, first, end = simpy_closed(model, users, think, prompt, output, start)
+    a, first, end, _ = simpy_closed(model, users, think, prompt, output, start)
     np.testing.assert_allclose(fast.arrival, a, rtol=1e-9)
     np.testing.assert_allclose(fast.first_token, first, rtol=1e-9)
     np.testing.assert_allclose(fast.end, end, rtol=1e-9)
@@ -98,9 +130,12 @@ def test_trace_metrics():
     [
         (dict(batch=0), "batch"),
         (dict(batch=2.5), "batch"),
-        (dict(tpot_full_s=0), "tpot_full_s"),
-        (dict(prefill_efficiency=1.5), "prefill_efficiency"),
+        (dict(bandwidth=0), "bandwidth"),
+        (dict(prefill_flops=-1), "prefill_flops"),
         (dict(kv_bytes_per_token=-1), "kv_bytes"),
+        (dict(token_budget=0), "token_budget"),
+        (dict(kv_capacity_tokens=0), "kv_capacity_tokens"),
+        (dict(step_floor_s=-0.001), "step_floor_s"),
     ],
 )
 def test_bad_model(kwargs, name):
@@ -120,3 +155,122 @@ def test_bad_inputs():
         simulate_closed(m, 0, [0.0], [1], [1])
     with pytest.raises(ValueError, match="ttft_slo_s"):
         Trace(*(np.ones(1),) * 5).meets(0, 1)
+
+
+# ---------------------------------------------------------------- cases worked out by hand
+
+# every pass lasts exactly 1 s: floors of 1 s, weights and compute that cost nothing
+UNIT = dict(
+    weight_bytes=1.0,
+    kv_bytes_per_token=0.0,
+    bandwidth=1e300,
+    params=1e-300,
+    prefill_flops=1.0,
+    step_floor_s=1.0,
+    prefill_floor_s=1.0,
+    batch=4,
+    token_budget=100,
+)
+
+
+def test_floor_only_passes():
+    # one prefill pass (1 s) then three decode steps (1 s each) for a 4-token answer
+    tr = simulate_open(ReplicaModel(**UNIT), [0.0], [10], [4])
+    assert tr.first_token.tolist() == [1.0] and tr.end.tolist() == [4.0]
+    assert tr.tpot.tolist() == [1.0]
+
+
+def test_a_preemption_written_out():
+    # cache of 12 tokens; A and B (4-token prompts, 4-token answers) arrive together.
+    # t=1: one pass admits both (cache 4+4 prompt + 2 new tokens = 10); t=2: one step (12).
+    # The next step would need 14: B, the newest, is preempted (cache back to 6).
+    # B's recompute needs 4 + 2 tokens + 1: 13 > 12, so A decodes alone: t=3, t=4 (A done,
+    # cache 0). t=5: B's pass over 6 tokens; t=6: its last token.
+    model = ReplicaModel(**UNIT, kv_capacity_tokens=12)
+    tr = simulate_open(model, [0.0, 0.0], [4, 4], [4, 4])
+    assert tr.first_token.tolist() == [1.0, 1.0]
+    assert tr.end.tolist() == [4.0, 6.0]
+    assert tr.preemptions.tolist() == [0, 1]
+
+
+def test_the_cache_bounds_the_batch():
+    # six requests of 10-token prompts and 2-token answers, a batch of 8, a cache of 25 tokens:
+    # a pass admits two (10 + 1 + 10 + 1 = 22; a third would need 33), their one decode step
+    # fits (24), and the next two follow. Without the cache limit all six go in one pass.
+    bounded = ReplicaModel(**{**UNIT, "batch": 8}, kv_capacity_tokens=25)
+    tr = simulate_open(bounded, [0.0] * 6, [10] * 6, [2] * 6)
+    assert tr.first_token.tolist() == [1.0, 1.0, 3.0, 3.0, 5.0, 5.0]
+    assert tr.end.tolist() == [2.0, 2.0, 4.0, 4.0, 6.0, 6.0]
+    free = simulate_open(ReplicaModel(**{**UNIT, "batch": 8}), [0.0] * 6, [10] * 6, [2] * 6)
+    assert free.end.tolist() == [2.0] * 6
+
+
+def test_a_request_longer_than_the_cache_is_rejected_and_counted():
+    model = ReplicaModel(**UNIT, kv_capacity_tokens=12)
+    tr = simulate_open(model, [0.0, 0.5], [10, 4], [5, 4])
+    assert tr.rejected.tolist() == [True, False]
+    assert tr.meets(100.0, 100.0).tolist() == [False, True]
+    # the other is served as if alone: its pass ends at 1.5, its three steps at 4.5
+    assert tr.first_token[1] == 1.5 and tr.end[1] == 4.5
+
+
+def test_the_token_budget_splits_prefill_passes():
+    prompts = [60, 60, 60]
+    small = simulate_open(ReplicaModel(**UNIT), [0.0] * 3, prompts, [2] * 3)
+    assert small.first_token.tolist() == [1.0, 2.0, 3.0]  # 60 + 60 > 100: one a pass
+    large = simulate_open(
+        ReplicaModel(**{**UNIT, "token_budget": 200}), [0.0] * 3, prompts, [2] * 3
+    )
+    assert large.first_token.tolist() == [1.0, 1.0, 1.0]
+
+
+def test_decode_step_reads_the_context_actually_held():
+    m = ReplicaModel()
+    # one step of 3 sequences holding 100, 2,000 and 9,000 tokens reads 11,100 tokens of cache
+    expected = (m.weight_bytes + 11_100 * m.kv_bytes_per_token) / m.bandwidth
+    assert m.step_s(3, 11_100) == pytest.approx(expected)
+    assert m.step_s(3, 11_100) != pytest.approx(m.tpot(3))  # not 3 × the mean context
+
+
+def test_from_hardware_on_datasheets():
+    # Llama-3-70B in bf16 (141 GB) does not fit one 80 GB A100; on two, the cache holds what
+    # 0.9 × 160 GB leaves after the weights, at 320 KiB a token (80 layers, 8 KV heads of 128)
+    with pytest.raises(ValueError, match="gpus"):
+        ReplicaModel.from_hardware("llama-3-70b", "a100-80gb")
+    two = ReplicaModel.from_hardware("llama-3-70b", "a100-80gb", gpus=2)
+    assert two.kv_bytes_per_token == 2 * 80 * 8 * 128 * 2
+    assert two.kv_capacity_tokens == (0.9 * 160e9 - 141.2e9) // (2 * 80 * 8 * 128 * 2)
+    assert two.bandwidth == pytest.approx(2 * 2.039e12 * 0.7)
+    # two all-reduces per layer: 2 × 80 × (10 µs + 2·(1/2)·8192·2 bytes·b / 300 GB/s)
+    assert two.comm_fixed_s == pytest.approx(2 * 80 * 10e-6)
+    assert two.comm_per_sequence_s == pytest.approx(2 * 80 * 8192 * 2 / 300e9)
+    one = ReplicaModel.from_hardware("llama-3-8b", "a100-80gb")
+    assert one.comm_fixed_s == 0 and one.step_s(1, 0) == pytest.approx(16.06e9 / (0.7 * 2.039e12))
+
+
+def test_fit_recovers_a_known_server():
+    true = ReplicaModel.from_hardware(
+        "llama-3-8b", "a100-80gb", step_floor_s=0.004, prefill_floor_s=0.02
+    )
+    tpot = [(b, 1000, float(true.step_s(b, b * 1000))) for b in (1, 16, 64)]
+    ttft = [(p, float(true.prefill_pass_s(p))) for p in (128, 1024, 4096)]
+    fitted = ReplicaModel.fit("llama-3-8b", tpot=tpot, ttft=ttft)
+    assert fitted.step_floor_s == pytest.approx(0.004, rel=1e-6)
+    assert fitted.bandwidth == pytest.approx(true.bandwidth, rel=1e-6)
+    assert fitted.prefill_floor_s == pytest.approx(0.02, rel=1e-6)
+    assert fitted.prefill_flops == pytest.approx(true.prefill_flops, rel=1e-6)
+
+
+@pytest.mark.parametrize(
+    "tpot, ttft, name",
+    [
+        ([(1, 1000, 0.01)], [(100, 0.1), (200, 0.2)], "two or more"),
+        ([(1, 1000, 0.01), (8, 1000, 0.02)], [(100, 0.1)], "two or more"),
+        ([(1, 0, 0.02), (64, 2000, 0.01)], [(100, 0.1), (200, 0.2)], "bandwidth"),
+        ([(1, 0, 0.001), (64, 2000, 0.03)], [(100, 0.1), (200, 0.2)], "negative step floor"),
+        ([(1, 0, 0.012), (64, 2000, 0.018)], [(100, 0.2), (1000, 0.1)], "FLOP"),
+    ],
+)
+def test_fit_bad_measurements(tpot, ttft, name):
+    with pytest.raises(ValueError, match=name):
+        ReplicaModel.fit("llama-3-8b", tpot=tpot, ttft=ttft)

@@ -284,3 +284,27 @@ def plot_roofline(peak_flops: float, peak_bandwidth: float, points: dict):
     ax.legend(fontsize=8, loc="lower right")
     fig.tight_layout()
     return fig
+
+
+def plot_step_times(batches, curves: dict, *, floor_s: float, calibration=None, budget_ms=None):
+    """Decode step time against the batch, one curve per context length (ms).
+
+    ``curves`` maps a label to step times in seconds at ``batches``; ``floor_s`` is the time of a
+    step that reads the weights alone; ``calibration`` an optional (batch, seconds) point.
+    """
+    fig, ax = plt.subplots(figsize=(8, 4.2))
+    for (label, seconds), style in zip(curves.items(), ["-", "--", "-.", ":"], strict=False):
+        ax.plot(batches, np.asarray(seconds) * 1e3, ls=style, lw=1.6, label=label)
+    ax.axhline(floor_s * 1e3, color="grey", lw=1, ls=":", label="the weights alone")
+    if calibration is not None:
+        b, s = calibration
+        ax.plot([b], [s * 1e3], "ko", ms=6, label=f"the running example ({s * 1e3:.0f} ms at {b})")
+    if budget_ms is not None:
+        ax.axhline(budget_ms, color="tab:red", lw=1, label=f"TPOT promise ({budget_ms:.0f} ms)")
+    ax.set_xlabel("sequences in the decode step, b")
+    ax.set_ylabel("duration of one decode step (ms)")
+    ax.set_ylim(0, None)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8, loc="upper left")
+    fig.tight_layout()
+    return fig
