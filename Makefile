@@ -61,7 +61,8 @@ test: lint $(MATHJAX) $(CHROMEDRIVER)
 	$(BIN)/jupyter-book build -W -n --keep-going .
 	@echo "strict build passed: zero warnings"
 	$(BIN)/python -m pytest -n $(JOBS) --dist loadscope tests chapters intro.ipynb \
-	    --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg
+	    --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg \
+	    --doctest-modules src/replicaplan
 
 bench: $(STAMP)
 	@for b in benchmarks/bench_*.py; do [ -e "$$b" ] || continue; $(BIN)/python "$$b"; done

@@ -104,6 +104,11 @@ class DayResult:
         return float(self.excess.sum() / self.rate.sum())
 
     @property
+    def peak_load(self) -> float:
+        """The busiest minute's arrivals over the capacity of the ready replicas."""
+        return float((self.rate / self.ready_capacity).max())
+
+    @property
     def served(self) -> np.ndarray:
         """min(λ, N_ready μ*): requests/s served, per minute."""
         return np.minimum(self.rate, self.ready_capacity)

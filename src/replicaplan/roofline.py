@@ -37,9 +37,19 @@ from .symbols import (
 )
 
 
+def model_flops_expression() -> sp.Expr:
+    """FLOP/s the model does: 2 N_p FLOP per token × ν tokens/s."""
+    return 2 * N_p * nu
+
+
 def mfu_expression() -> sp.Expr:
     """2 N_p FLOP per token × ν tokens/s over the peak."""
-    return 2 * N_p * nu / P_peak
+    return model_flops_expression() / P_peak
+
+
+def kv_cache_expression() -> sp.Expr:
+    """M_kv = b n_ctx m_kv: the cache a decode step of b sequences of n_ctx tokens reads."""
+    return b * n_ctx * m_kv
 
 
 def mbu_expression() -> sp.Expr:
@@ -82,6 +92,8 @@ def ridge_context_expression() -> sp.Expr:
 def _fn(name: str):
     expr, args = {
         "mfu": (mfu_expression(), (N_p, nu, P_peak)),
+        "flops": (model_flops_expression(), (N_p, nu)),
+        "cache": (kv_cache_expression(), (b, n_ctx, m_kv)),
         "mbu": (mbu_expression(), (M_w, M_kv, TPOT, B_peak)),
         "kv": (kv_bytes_expression(), (n_layers, n_kv, d_head, s_value)),
         "intensity": (intensity_expression(), (N_p, b, n_ctx, m_kv, M_w)),
@@ -104,6 +116,30 @@ def mfu(params: float, tokens_per_s: float, peak_flops: float) -> float:
             _check.positive("params", params),
             _check.positive("tokens_per_s", tokens_per_s),
             _check.positive("peak_flops", peak_flops),
+        )
+    )
+
+
+def model_flops(params: float, tokens_per_s: float) -> float:
+    """2 N_p ν: FLOP/s a model generating ``tokens_per_s`` does (the MFU's numerator)."""
+    return float(
+        _fn("flops")(
+            _check.positive("params", params), _check.positive("tokens_per_s", tokens_per_s)
+        )
+    )
+
+
+def kv_cache_bytes(batch: float, context_tokens: float, kv_bytes_per_token: float) -> float:
+    """M_kv = b n_ctx m_kv, bytes of cache a decode step reads.
+
+    >>> kv_cache_bytes(64, 2000, 131072) / 1e9     # the source's "about 16.8 GB"
+    16.777216
+    """
+    return float(
+        _fn("cache")(
+            _check.non_negative("batch", batch),
+            _check.non_negative("context_tokens", context_tokens),
+            _check.non_negative("kv_bytes_per_token", kv_bytes_per_token),
         )
     )
 
