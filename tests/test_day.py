@@ -188,3 +188,48 @@ def test_use_of_the_paid_capacity_matches_the_re_run_of_the_source():
     # 36.1 %, 73.3 %, 72.9 %, 41.6 %, 72.0 % (its note N3)
     paid_use = [round(r.paid_utilization * 100, 1) for _, r in policy_table()]
     assert paid_use == [36.1, 73.3, 72.9, 41.6, 72.0]
+
+
+def test_a_perfect_forecast_is_the_calendar_on_a_day_without_event():
+    from replicaplan.day import noisy_days, seasonal_forecast
+
+    days = noisy_days(3, noise=0.0)
+    season = reference_traffic(event_rps=0.0)
+    assert np.array_equal(days[0], season)
+    np.testing.assert_allclose(seasonal_forecast(days), season, rtol=1e-15)
+    ahead = simulate_day(season, forecast=days[0])
+    calendar = simulate_day(season, calendar=True)
+    assert np.array_equal(ahead.paid, calendar.paid) and np.array_equal(ahead.ready, calendar.ready)
+
+
+def test_a_seasonal_forecast_cannot_see_an_unannounced_event():
+    from replicaplan.day import noisy_days, seasonal_forecast
+
+    forecast = seasonal_forecast(noisy_days(7, noise=0.1, seed=1))
+    rows = policy_table(forecast=forecast)
+    assert [r.summary() for _, r in rows[:5]] == [r.summary() for _, r in policy_table()]
+    name, result = rows[5][0].name, rows[5][1]
+    assert name == "8 min, with forecast"
+    assert result.uncovered_minutes == 8  # the 21:00 step still costs the whole start-up
+    assert result.paid_hours > rows[2][1].paid_hours  # and scaling ahead is paid for
+
+
+def test_forecast_study_error_and_cost_grow_with_noise():
+    from replicaplan.day import forecast_study
+
+    study = forecast_study([0.0, 0.1, 0.3], seeds=4)
+    assert study.error[0] < 1e-12 and np.all(np.diff(study.error) > 0)
+    assert study.uncovered_chase[0] == study.uncovered_forecast[0] == 0
+    assert np.all(study.hours_forecast >= study.hours_chase)  # looking ahead never pays less
+    assert study.uncovered_forecast[-1] < study.uncovered_chase[-1]
+
+
+def test_forecast_bad_input():
+    from replicaplan.day import noisy_days, seasonal_forecast
+
+    with pytest.raises(ValueError, match="history must have shape"):
+        seasonal_forecast(np.ones((2, 10)))
+    with pytest.raises(ValueError, match="forecast must hold one rate per minute"):
+        simulate_day(reference_traffic(), forecast=np.ones(10))
+    with pytest.raises(ValueError, match="noise"):
+        noisy_days(2, noise=-0.1)

@@ -167,7 +167,9 @@ class ExactTraffic:
     """The simulated day's autoscaler: it reads the exact traffic, one decision a minute.
 
     It wants ⌈λ(m)/(ρ* μ*)⌉ + reserve replicas for the traffic of minute m; with ``calendar``
-    also for the traffic ``lookahead`` minutes ahead, and the larger of the two. It scales up
+    also for the traffic ``lookahead`` minutes ahead (a perfect calendar); with a ``forecast``
+    (one predicted rate per minute) also for the forecast ``lookahead`` minutes ahead; and the
+    largest of these. It scales up
     at once, counting replicas already starting as if they were there; it scales down only to
     the largest of the last ``window`` recommendations, and only when no replica is starting.
     """
@@ -182,6 +184,7 @@ class ExactTraffic:
         *,
         reserve: int = 0,
         calendar: bool = False,
+        forecast=None,
         lookahead: int = 0,
         window: int = 5,
     ):
@@ -189,9 +192,16 @@ class ExactTraffic:
         lookahead = _check.integer("lookahead", lookahead, minimum=0)
         self.window = _check.integer("window", window, minimum=1)
         wanted = replicas_needed(rate, capacity, target, reserve)
+        ahead = np.minimum(np.arange(rate.size) + lookahead, rate.size - 1)
         if calendar:
-            ahead = np.minimum(np.arange(rate.size) + lookahead, rate.size - 1)
             wanted = np.maximum(wanted, wanted[ahead])
+        if forecast is not None:
+            forecast = _check.rates("forecast", forecast)
+            if forecast.shape != rate.shape:
+                raise ValueError(
+                    f"forecast must hold one rate per minute ({rate.size}), got {forecast.size}"
+                )
+            wanted = np.maximum(wanted, replicas_needed(forecast, capacity, target, reserve)[ahead])
         self.wanted = wanted
         self.initial = int(replicas_needed(rate[0], capacity, target, reserve))
         self.recent = [self.initial] * self.window

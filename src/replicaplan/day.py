@@ -148,6 +148,7 @@ def simulate_day(
     fixed: int | None = None,
     calendar: bool = False,
     scale_down_window_min: int = 5,
+    forecast=None,
 ) -> DayResult:
     """Run one policy over a day of per-minute rates and return what it paid and missed.
 
@@ -161,6 +162,8 @@ def simulate_day(
     fixed : keep exactly this many replicas all day and never scale (integer ≥ 1), or None.
     calendar : also read the traffic ``startup_min`` minutes ahead (announced events).
     scale_down_window_min : how many recent recommendations a scale-down must respect (≥ 1).
+    forecast : per-minute predicted rates (same length as ``rate``): also size for the forecast
+        ``startup_min`` minutes ahead, as a policy that scales ahead on the daily season does.
     """
     rate = _check.rates("rate", rate)
     capacity = _check.positive("capacity", capacity)
@@ -181,6 +184,7 @@ def simulate_day(
             target,
             reserve=reserve,
             calendar=calendar,
+            forecast=forecast,
             lookahead=startup_min,
             window=window,
         )
@@ -218,6 +222,49 @@ def _backlogged(rate: np.ndarray, ready_capacity: np.ndarray) -> np.ndarray:
     return waiting
 
 
+# --- several days, and a forecast of the daily season ---------------------------------------
+
+
+def noisy_days(days: int, *, noise: float, seed: int = 0, **traffic) -> np.ndarray:
+    """``days`` days of traffic like the reference day without its event, each day different.
+
+    Every day the afternoon hump's height is scaled by 1 + noise · N(0, 1), its peak moved by
+    noise · 60 min · N(0, 1), and every minute multiplied by exp(noise · N(0, 1)/2), so ``noise``
+    sets how far one day strays from the season. Returns an array of shape (days, 1440).
+    """
+    days = _check.integer("days", days, minimum=1)
+    noise = _check.non_negative("noise", noise)
+    rng = np.random.default_rng(seed)
+    night = traffic.get("night_rps", EXAMPLE.min_rps)
+    peak = traffic.get("peak_rps", EXAMPLE.peak_rps)
+    minute = np.arange(MINUTES_PER_DAY)
+    out = np.empty((days, MINUTES_PER_DAY))
+    for d in range(days):
+        height = max(0.0, 1 + noise * rng.standard_normal())
+        shift = noise * 60 * rng.standard_normal()
+        x = (minute - 14 * 60 - shift) / 300
+        hump = np.clip(1 - x**2, 0, None) ** 2
+        jitter = np.exp(noise * rng.standard_normal(MINUTES_PER_DAY) / 2)
+        out[d] = (night + (peak - night) * height * hump) * jitter
+    return out
+
+
+def seasonal_forecast(history) -> np.ndarray:
+    """The forecast of tomorrow's traffic from earlier days: the mean of each minute of the day."""
+    history = np.asarray(history, dtype=float)
+    if history.ndim != 2 or history.shape[0] < 1 or history.shape[1] != MINUTES_PER_DAY:
+        raise ValueError(
+            f"history must have shape (days >= 1, {MINUTES_PER_DAY}), got {history.shape}"
+        )
+    return history.mean(axis=0)
+
+
+def forecast_error(forecast, actual) -> float:
+    """Root-mean-square error of a per-minute forecast, relative to the mean actual rate."""
+    forecast, actual = np.asarray(forecast, float), np.asarray(actual, float)
+    return float(np.sqrt(np.mean((forecast - actual) ** 2)) / actual.mean())
+
+
 # --- the policy table --------------------------------------------------------------------
 
 
@@ -230,6 +277,7 @@ class DayPolicy:
     reserve: int = 0
     fixed: int | None = None
     calendar: bool = False
+    forecast: bool = False
 
 
 def reference_policies(
@@ -260,10 +308,20 @@ def policy_table(
     target: float = EXAMPLE.target_utilization,
     startup_min: int = EXAMPLE.startup_min,
     spares: int = 3,
+    forecast=None,
 ) -> list[tuple[DayPolicy, DayResult]]:
-    """Run the five reference policies over a day (the source's day when ``rate`` is None)."""
+    """Run the five reference policies over a day (the source's day when ``rate`` is None).
+
+    With a ``forecast`` (one predicted rate per minute, for instance ``seasonal_forecast`` of
+    earlier days) a sixth row scales ahead on it with the same start-up time.
+    """
     rate = reference_traffic() if rate is None else _check.rates("rate", rate)
     spares = _check.integer("spares", spares, minimum=0)
+    policies = reference_policies(rate, capacity, startup_min, spares)
+    if forecast is not None:
+        policies.append(
+            DayPolicy(f"{startup_min} min, with forecast", startup_min=startup_min, forecast=True)
+        )
     return [
         (
             p,
@@ -275,10 +333,61 @@ def policy_table(
                 reserve=p.reserve,
                 fixed=p.fixed,
                 calendar=p.calendar,
+                forecast=forecast if p.forecast else None,
             ),
         )
-        for p in reference_policies(rate, capacity, startup_min, spares)
+        for p in policies
     ]
+
+
+@dataclass(frozen=True)
+class ForecastStudy:
+    """The forecast policy against plain chasing, as the day-to-day noise grows (means over
+    seeds). Arrays are indexed like ``noise``."""
+
+    noise: np.ndarray
+    error: np.ndarray
+    """RMS error of the forecast relative to the mean rate of the day it forecasts."""
+    uncovered_chase: np.ndarray
+    uncovered_forecast: np.ndarray
+    hours_chase: np.ndarray
+    hours_forecast: np.ndarray
+
+
+def forecast_study(
+    noise_levels,
+    *,
+    seeds: int = 10,
+    history_days: int = 7,
+    startup_min: int = EXAMPLE.startup_min,
+    capacity: float = EXAMPLE.capacity_rps,
+    target: float = EXAMPLE.target_utilization,
+) -> ForecastStudy:
+    """For each noise level: learn the season from ``history_days`` noisy days, then run the
+    next day chasing and scaling ahead on the forecast; average over ``seeds`` runs."""
+    levels = _check.rates("noise_levels", noise_levels)
+    seeds = _check.integer("seeds", seeds, minimum=1)
+    history_days = _check.integer("history_days", history_days, minimum=1)
+    rows = []
+    for level in levels:
+        per_seed = []
+        for seed in range(seeds):
+            days = noisy_days(history_days + 1, noise=float(level), seed=seed)
+            fc, today = seasonal_forecast(days[:-1]), days[-1]
+            chase = simulate_day(today, capacity, target, startup_min)
+            ahead = simulate_day(today, capacity, target, startup_min, forecast=fc)
+            per_seed.append(
+                (
+                    forecast_error(fc, today),
+                    chase.uncovered_minutes,
+                    ahead.uncovered_minutes,
+                    chase.paid_hours,
+                    ahead.paid_hours,
+                )
+            )
+        rows.append(np.mean(per_seed, axis=0))
+    cols = np.array(rows).T
+    return ForecastStudy(levels, *cols)
 
 
 def event_requests(

@@ -308,3 +308,22 @@ def plot_step_times(batches, curves: dict, *, floor_s: float, calibration=None, 
     ax.legend(fontsize=8, loc="upper left")
     fig.tight_layout()
     return fig
+
+
+def plot_forecast_study(study):
+    """Uncovered minutes and paid hours of chasing and of scaling ahead on a forecast, against
+    the forecast's error (a ``day.ForecastStudy``)."""
+    fig, (left, right) = plt.subplots(1, 2, figsize=(9.5, 3.8))
+    err = np.asarray(study.error) * 100
+    left.plot(err, study.uncovered_chase, "o-", label="chasing")
+    left.plot(err, study.uncovered_forecast, "s--", label="scaling ahead on the forecast")
+    left.set_ylabel("uncovered minutes")
+    right.plot(err, study.hours_chase, "o-", label="chasing")
+    right.plot(err, study.hours_forecast, "s--", label="scaling ahead on the forecast")
+    right.set_ylabel("replica-hours paid")
+    for ax in (left, right):
+        ax.set_xlabel("forecast error (RMS, % of the mean rate)")
+        ax.grid(alpha=0.3)
+    left.legend(fontsize=8, loc="upper left")
+    fig.tight_layout()
+    return fig
