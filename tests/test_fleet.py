@@ -88,3 +88,10 @@ def test_proportional_counts_or_ignores_starters():
 def test_bad_input(call, name):
     with pytest.raises(ValueError, match=name):
         call()
+
+
+def test_stretched_busy_counter():
+    # k requests read as busy as one does under the Poisson model
+    assert gpu_utilization(4.0, busy_requests=4.0) == pytest.approx(gpu_utilization(1.0))
+    with pytest.raises(ValueError, match="busy_requests"):
+        gpu_utilization(1.0, busy_requests=0)

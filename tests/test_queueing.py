@@ -81,3 +81,13 @@ def test_interactive_law_on_a_closed_replica():
 def test_bad_input(call, name):
     with pytest.raises(ValueError, match=name):
         call()
+
+
+def test_an_overloaded_queue_grows_at_the_fluid_rate():
+    # above μ nothing settles but the slope: the time in the system grows by λ/μ − 1 a minute
+    slopes = [
+        qu.measured_overload_growth(3.0, 2.5, 20_000, np.random.default_rng(s)) for s in range(5)
+    ]
+    assert np.mean(slopes) == pytest.approx(3.0 / 2.5 - 1, rel=0.1)
+    with pytest.raises(ValueError, match="exceed"):
+        qu.overload_growth(2.0, 2.5)

@@ -131,7 +131,7 @@ def simulate_fleet(
         in_flight -= served
         per = in_flight / ready
         waiting = max(0.0, in_flight - ready * B)
-        util = gpu_utilization(per)
+        util = gpu_utilization(per, replica.busy_requests)
         out["ready"][t], out["paid"][t] = ready, fleet.paid
         out["in_flight"][t], out["waiting"][t] = in_flight, waiting
         out["served"][t], out["util"][t] = served, util

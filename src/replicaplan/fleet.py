@@ -40,16 +40,19 @@ def replicas_needed(rate, capacity: float, target: float = 1.0, reserve: int = 0
     return _check.ceil_count(_check.non_negative("rate", rate) / (target * capacity)) + reserve
 
 
-def gpu_utilization(in_flight):
-    """1 − e^(−L): the share of time a replica with L requests in flight has a kernel running.
+def gpu_utilization(in_flight, busy_requests: float = 1.0):
+    """1 − e^(−L/k): the share of time a replica with L requests in flight has a kernel running.
 
     The requests in a replica are close to Poisson with mean L (an M/G/∞ occupancy), so the
-    share of time with at least one is 1 − e^(−L): the counter nvidia-smi reports saturates
-    from about three requests on, long before the batch is full. ``in_flight`` may be an array.
+    share of time with at least one is 1 − e^(−L) (k = 1): the counter nvidia-smi reports
+    saturates from about three requests on, long before the batch is full. ``busy_requests`` = k
+    stretches that assumption (a counter that needs k times as many requests to read as busy),
+    to see how a result depends on it. ``in_flight`` may be an array.
     """
+    k = _check.positive("busy_requests", busy_requests)
     if np.ndim(in_flight):
-        return 1.0 - np.exp(-np.asarray(in_flight, dtype=float))
-    return 1.0 - math.exp(-float(in_flight))
+        return 1.0 - np.exp(-np.asarray(in_flight, dtype=float) / k)
+    return 1.0 - math.exp(-float(in_flight) / k)
 
 
 @dataclass
@@ -109,6 +112,8 @@ class FluidReplica:
     prompt_tokens: float = 0.0
     output_tokens: float = EXAMPLE.answer_tokens
     gpu_memory_bytes: float = 80e9
+    busy_requests: float = 1.0
+    """k of ``gpu_utilization``: 1 under the Poisson occupancy model."""
 
     def __post_init__(self):
         _check.non_negative("prompt_tokens", self.prompt_tokens)

@@ -93,6 +93,30 @@ def simulate_mm1(rate: float, mu: float, n: int, rng: np.random.Generator) -> np
     return np.array(residence)
 
 
+def overload_growth(rate: float, mu: float) -> float:
+    """How fast the time in the system grows when arrivals outpace the server: λ/μ − 1 (a
+    minute of waiting per minute of running). It has no steady state, so a mean over a run
+    only grows with the run's length; this rate is what converges.
+
+    >>> overload_growth(3.0, 2.5)
+    0.19999999999999996
+    """
+    rate = _check.positive("rate", rate)
+    mu = _check.positive("mu", mu)
+    if rate <= mu:
+        raise ValueError(f"rate must exceed mu for the queue to grow, got {rate} <= {mu}")
+    return rate / mu - 1
+
+
+def measured_overload_growth(rate: float, mu: float, n: int, rng: np.random.Generator) -> float:
+    """The same growth measured on a simulated M/M/1 run: the least-squares slope of the time in
+    the system against the arrival time of ``n`` Poisson arrivals."""
+    rate = _check.positive("rate", rate)
+    arrivals = np.cumsum(rng.exponential(1 / rate, _check.integer("n", n, minimum=2)))
+    residence = simulate_mm1(rate, mu, n, rng)
+    return float(np.polyfit(arrivals, residence, 1)[0])
+
+
 def simulate_closed_mm1(
     users: int, mu: float, think_mean: float, n: int, rng: np.random.Generator
 ) -> tuple[np.ndarray, np.ndarray]:
