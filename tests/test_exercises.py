@@ -1,0 +1,29 @@
+"""The exercises' answers, as the executed chapters glue them, against hand-derived values."""
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+
+CHAPTERS = Path(__file__).resolve().parents[1] / "chapters"
+
+
+def glued(chapter: str) -> dict:
+    """Every number a chapter glues, from its executed notebook."""
+    nb = json.loads((CHAPTERS / f"{chapter}.ipynb").read_text())
+    out = {}
+    for cell in nb["cells"]:
+        for output in cell.get("outputs", []):
+            record = output.get("metadata", {}).get("scrapbook")
+            if record:
+                out[record["name"]] = float(output["data"][record["mime_prefix"] + "text/plain"])
+    return out
+
+
+def test_opening():
+    g = glued("opening")
+    assert g["ex1_kettles"] == pytest.approx(2800e3 / 2)  # 2,800 MW over 2 kW kettles
+    assert g["ex2_s"] == pytest.approx(2800 / (1320 / 12))  # at Dinorwig's 110 MW/s
+    assert g["ex3_replicas"] == math.ceil(42 / (0.8 * 8))  # 42 req/s on 6.4 each: 7
+    assert g["ex4_cost"] == pytest.approx(2 / (3600 * 2560 * 0.5) * 1e6)  # 0.434 €
