@@ -27,3 +27,13 @@ def test_opening():
     assert g["ex2_s"] == pytest.approx(2800 / (1320 / 12))  # at Dinorwig's 110 MW/s
     assert g["ex3_replicas"] == math.ceil(42 / (0.8 * 8))  # 42 req/s on 6.4 each: 7
     assert g["ex4_cost"] == pytest.approx(2 / (3600 * 2560 * 0.5) * 1e6)  # 0.434 €
+
+
+def test_capacity():
+    g = glued("capacity")
+    assert g["ex1_growth"] == pytest.approx(60 * (3 / 2.5 - 1))  # 12 minutes an hour
+    # the law λ = N_u/(W + Z) against the rate the simulation measured
+    assert g["ex2_rate"] == pytest.approx(10 / (g["friends_stay"] + 4), rel=1e-12)
+    assert g["ex2_rate"] == pytest.approx(g["friends_rate"], rel=0.03)
+    assert g["ex3_star"] == pytest.approx(20 - math.log(10) / 0.5)  # 15.39
+    assert g["ex4_n"] == 900  # 0.09 / 0.01²

@@ -26,6 +26,18 @@ def standard_error(p: float, n: int) -> float:
     return math.sqrt(p * (1 - p) / n)
 
 
+def requests_for_error(p: float, error: float) -> int:
+    """The fewest independent requests that bring the standard error of a share p down to
+    ``error``: ⌈p(1 − p)/error²⌉.
+
+    >>> requests_for_error(0.9, 0.01)
+    900
+    """
+    p = _check.fraction("p", p, low_open=False)
+    error = _check.positive("error", error)
+    return math.ceil(round(p * (1 - p) / error**2, 9))
+
+
 def batch_means_error(met, batches: int = 20) -> float:
     """Standard error of a share from its spread over ``batches`` consecutive blocks.
 
