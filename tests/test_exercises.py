@@ -37,3 +37,12 @@ def test_capacity():
     assert g["ex2_rate"] == pytest.approx(g["friends_rate"], rel=0.03)
     assert g["ex3_star"] == pytest.approx(20 - math.log(10) / 0.5)  # 15.39
     assert g["ex4_n"] == 900  # 0.09 / 0.01²
+
+
+def test_what_to_watch():
+    g = glued("what_to_watch")
+    assert g["ex1_ask"] == math.ceil(5 * (90 / 5) / 12)  # 7.5 → 8
+    assert (g["ex2_lo"], g["ex2_hi"]) == pytest.approx((9.0, 11.0))  # 10 × (1 ∓ 0.1)
+    assert g["ex3_l"] == pytest.approx(6.4 * 10)  # L* = ρ*μ*W̄ = 64
+    # 100 in flight over the panic window is 10 pods ≥ 2 × 4 ready: panic, max(⌈40/10⌉, 10)
+    assert g["ex4_pods"] == 10

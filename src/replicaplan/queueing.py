@@ -145,6 +145,15 @@ def simulate_closed_mm1(
     return np.array(arrival), np.array(residence)
 
 
+def littles_law(rate: float, residence_s: float) -> float:
+    """L = λW: requests in a system that ``rate`` per second enter and stay ``residence_s`` in.
+
+    >>> littles_law(6.4, 8.0)
+    51.2
+    """
+    return _check.non_negative("rate", rate) * _check.non_negative("residence_s", residence_s)
+
+
 def interactive_throughput(users: int, residence_s: float, think_s: float) -> float:
     """λ = N_u / (W + Z): what a closed population of N_u users sends.
 
