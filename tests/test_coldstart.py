@@ -7,8 +7,8 @@ from replicaplan.example import EXAMPLE
 
 
 def test_expressions_match_closed_forms():
-    assert sp.simplify(cs.weights_time_expression() - S.M_w / (S.g * S.B_link)) == 0
-    assert sp.simplify(cs.weights_time_expression(shared_channel=True) - S.M_w / S.B_link) == 0
+    assert sp.simplify(cs.weights_time_expression() - S.M_w / (S.g * S.B_channel)) == 0
+    assert sp.simplify(cs.weights_time_expression(shared_channel=True) - S.M_w / S.B_channel) == 0
     # the four waits add up, in any unit: a minute for a machine, 30 s of image, 20 s of NVMe
     assert cs.startup_time(20.0, machine_s=60.0, image_s=30.0, warmup_s=10.0) == 120.0
 

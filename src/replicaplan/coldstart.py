@@ -1,8 +1,8 @@
 """Cold start: how long a new replica takes from the call to its first served request.
 
-    T_start = T_machine + T_image + T_weights + T_warmup,     T_weights = M_w / B_link
+    T_start = T_machine + T_image + T_weights + T_warmup,     T_weights = M_w / B_channel
 
-with M_w the checkpoint bytes and B_link the effective bandwidth of the slowest channel the
+with M_w the checkpoint bytes and B_channel the effective bandwidth of the slowest channel the
 weights cross. With tensor parallelism over g GPUs each GPU loads M_w / g; if each GPU has a
 channel of its own the weights term divides by g, if they all share one channel it does not.
 
@@ -19,7 +19,7 @@ import sympy as sp
 
 from . import _check
 from .example import EXAMPLE, GB
-from .symbols import B_link, M_w, T_image, T_machine, T_warmup, T_weights, g, lambdify_once
+from .symbols import B_channel, M_w, T_image, T_machine, T_warmup, T_weights, g, lambdify_once
 
 
 def startup_expression() -> sp.Expr:
@@ -34,13 +34,13 @@ def weights_time_expression(shared_channel: bool = False) -> sp.Expr:
     parallel and the time is that of one shard; through one shared channel they queue behind
     each other and the time is the sum.
     """
-    shard_time = (M_w / g) / B_link
+    shard_time = (M_w / g) / B_channel
     return sp.simplify(g * shard_time if shared_channel else shard_time)
 
 
 @cache
 def _weights_time_fn(shared_channel: bool):
-    return lambdify_once((M_w, B_link, g), weights_time_expression(shared_channel))
+    return lambdify_once((M_w, B_channel, g), weights_time_expression(shared_channel))
 
 
 @cache

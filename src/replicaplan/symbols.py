@@ -53,9 +53,9 @@ tolerance = _positive(r"\text{tolerance}")
 T_machine = sp.Symbol(r"T_{\text{machine}}", nonnegative=True)
 T_image = sp.Symbol(r"T_{\text{image}}", nonnegative=True)
 T_weights = sp.Symbol(r"T_{\text{weights}}", nonnegative=True)
-T_warmup = sp.Symbol(r"T_{\text{warm-up}}", nonnegative=True)
+T_warmup = sp.Symbol(r"T_{\text{warmup}}", nonnegative=True)
 M_w = _positive("M_w")  # bytes of weights
-B_link = _positive(r"B_{\text{link}}")  # bandwidth of the slowest channel the weights cross
+B_channel = _positive(r"B_{\text{channel}}")  # bandwidth of the slowest channel the weights cross
 g = _positive("g")  # tensor-parallel GPUs
 
 # --- cost (cost)
