@@ -46,3 +46,36 @@ def test_what_to_watch():
     assert g["ex3_l"] == pytest.approx(6.4 * 10)  # L* = ρ*μ*W̄ = 64
     # 100 in flight over the panic window is 10 pods ≥ 2 × 4 ready: panic, max(⌈40/10⌉, 10)
     assert g["ex4_pods"] == 10
+
+
+def test_time_to_start():
+    g = glued("time_to_start")
+    assert (g["ex1_store"], g["ex1_nvme"]) == pytest.approx((140e9 / 1e9, 140e9 / 7e9))
+    assert g["ex1_saved"] == pytest.approx(120.0)  # 140 s from the store, 20 s from NVMe
+    assert g["ex2_load"] == pytest.approx(3 * 8)  # 3 req/s a minute for 8 minutes
+    assert g["ex2_spares"] == math.ceil(24 / 6.4)  # 4
+    assert g["ex3_spares"] == math.ceil(50 / 6.4)  # 8, whatever the start-up
+    assert g["ex4_saved"] == pytest.approx((30 - 8) / 60 * 2.0)  # 22 paid minutes saved
+    assert g["ex4_wait"] == pytest.approx(480.0)
+
+
+def test_cost():
+    g = glued("cost")
+    assert g["ex1_tokens_m"] == pytest.approx(2560 * 3600 / 1e6)  # 9.216 million
+    assert g["ex1_cost"] == pytest.approx(2 / 9.216)  # 0.217 € per million
+    assert g["ex2_cost"] == pytest.approx(4 * 2 / 9.216)
+    assert g["ex3_factor"] == pytest.approx(0.4 / 0.7)
+    assert g["ex4_factor"] == pytest.approx(0.7 / 0.65) and g["ex4_factor"] > 1
+
+
+def test_utilization():
+    g = glued("utilization")
+    assert g["ex1_mfu"] == pytest.approx(2 * 8e9 * 10_000 / 1e15)  # 16 %
+    assert g["ex2_mbu"] == pytest.approx(16e9 / 0.010 / 3e12)  # 53 %
+    assert g["ex3_ridge"] == pytest.approx(1e15 / 3e12)  # 333 FLOP/B
+    assert g["ex3_i64"] == pytest.approx(64.0)  # 2 N_p b / (2 N_p) with no cache
+    m_kv = 2 * 32 * 8 * 128 * 2  # K and V, 32 layers, 8 heads of 128 values, 2 bytes: 128 KiB
+    assert g["ex4_kib"] == pytest.approx(m_kv / 1024)
+    ceiling = (2 * 8e9 / (4000 * m_kv)) / (1e15 / 3e12)
+    assert g["ex4_ceiling"] == pytest.approx(ceiling)  # 9.2 %
+    assert g["ex4_ceiling8"] == pytest.approx(2 * ceiling)
