@@ -58,7 +58,7 @@ format: $(STAMP)
 
 test: lint $(MATHJAX) $(CHROMEDRIVER)
 	$(BIN)/python tools/notebooks.py --check
-	$(BIN)/jupyter-book build -W -n --keep-going .
+	$(BIN)/jupyter-book build --all -W -n --keep-going .
 	@echo "strict build passed: zero warnings"
 	$(BIN)/python -m pytest -n $(JOBS) --dist loadscope tests chapters intro.ipynb \
 	    --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg \

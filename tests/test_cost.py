@@ -49,6 +49,12 @@ def test_phase_prices():
     prices = cost.phase_prices()
     assert prices["output_per_million"] == pytest.approx(cost.cost_per_token(2.0, 2560, 1.0) * 1e6)
     assert prices["output_to_input"] > 5
+    # by hand: an output token is 25 ms / 64 of a step, an input token 2 N_p/(η P_peak) s
+    for eta in (0.3, 0.5, 1.0):
+        ratio = cost.phase_prices(prefill_efficiency=eta)["output_to_input"]
+        assert ratio == pytest.approx((0.025 / 64) / (2 * 8e9 / (eta * 1e15)))
+    with pytest.raises(ValueError, match="prefill_efficiency"):
+        cost.phase_prices(prefill_efficiency=1.5)
 
 
 @pytest.mark.parametrize(

@@ -17,7 +17,7 @@ which pays off while d > ω.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
 
 import numpy as np
@@ -171,15 +171,24 @@ def phase_prices(
     price_per_hour: float = EXAMPLE.price_per_hour,
     model: ReplicaModel | None = None,
     batch: int | None = None,
+    prefill_efficiency: float | None = None,
 ) -> dict:
     """Price of an input (prefill) and an output (decode) token by the GPU time each takes.
 
-    A prompt token costs 2 N_p / (η P_peak) seconds of a replica (compute-bound prefill); an
-    output token costs TPOT(b)/b, its share of a decode step with b sequences (memory-bound).
-    Returns currency per million tokens for each phase and their ratio.
+    A prompt token costs 2 N_p / (η P_peak) seconds of a replica (compute-bound prefill, η the
+    share of the peak FLOP/s a prefill reaches: the model's own unless ``prefill_efficiency`` is
+    given); an output token costs TPOT(b)/b, its share of a decode step with b sequences
+    (memory-bound). Returns currency per million tokens for each phase and their ratio, which
+    grows in proportion to η and falls as the batch fills.
+
+    >>> round(phase_prices(prefill_efficiency=0.5)["output_to_input"], 1)
+    12.2
     """
     price_per_hour = _check.positive("price_per_hour", price_per_hour)
     model = model or ReplicaModel()
+    if prefill_efficiency is not None:
+        eta = _check.fraction("prefill_efficiency", prefill_efficiency)
+        model = replace(model, prefill_flops=EXAMPLE.peak_flops * eta)
     b = model.batch if batch is None else _check.integer("batch", batch, minimum=1)
     per_second = price_per_hour / 3600
     input_s = float(model.prefill_s(1))
