@@ -102,3 +102,25 @@ def test_no_rate_meets_the_quota():
 def test_bad_input(call, name):
     with pytest.raises(ValueError, match=name):
         call()
+
+
+def test_closed_against_open_obeys_the_law_and_is_reproducible():
+    a = cap.closed_against_open(users=40, think_s=5.0, requests=2000)
+    b = cap.closed_against_open(users=40, think_s=5.0, requests=2000)
+    # the interactive response-time law N_u/(W̄ + Z̄) against the measured rate
+    assert a.rate == pytest.approx(a.predicted, rel=0.02)
+    # 40 users thinking 5 s cannot send more than 40/5 = 8 req/s
+    assert a.rate < 40 / 5.0
+    assert np.array_equal(a.opened.ttft, b.opened.ttft) and a.rate == b.rate
+
+
+def test_closed_loop_hides_the_queue_that_open_loop_shows_near_capacity():
+    loops = cap.closed_against_open(users=100, think_s=5.0, requests=6000)
+    assert loops.conformance("closed") > 0.9 > loops.conformance("open")
+
+
+def test_closed_against_open_bad_input():
+    with pytest.raises(ValueError, match="requests"):
+        cap.closed_against_open(users=100, requests=500)
+    with pytest.raises(ValueError, match="think_s"):
+        cap.closed_loop(10, think_s=0)

@@ -104,3 +104,16 @@ def test_paid_counts_starting_replicas():
 def test_bad_input(call, name):
     with pytest.raises(ValueError, match=name):
         call()
+
+
+def test_utilization_against_concurrency_on_steady_traffic():
+    """At a steady 40 req/s the concurrency target holds λ/(ρ*μ*) = 6.25 replicas; the
+    utilization signal, saturated long before the replicas are, keeps asking for more."""
+    from replicaplan.control import utilization_against_concurrency
+
+    on_util, on_conc = utilization_against_concurrency(np.full(3600, 40.0))
+    steady = on_conc.ready[-600:].mean()
+    assert abs(steady - 40 / (0.8 * 8)) <= 1.0
+    assert on_util.ready[-600:].mean() > 2 * steady
+    with pytest.raises(ValueError, match="utilization_target"):
+        utilization_against_concurrency(np.full(60, 1.0), utilization_target=1.5)

@@ -83,3 +83,14 @@ def test_decode_mfu_ceiling_is_the_source_figure():
         rf.intensity_limit(8e9, 2000, 128 * 1024) / rf.ridge(1e15, 3e12)
     )
     assert rf.decode_mfu_ceiling(8e9, 10, 128 * 1024, 1e15, 3e12) == 1.0  # short contexts
+
+
+def test_decode_step_floor_of_the_running_example():
+    """16 GB of weights and 64 × 2,000 tokens × 128 KiB of cache at 3 TB/s: about 11 ms."""
+    kv = 64 * 2000 * 2 * 32 * 8 * 128 * 2
+    floor = rf.decode_step_floor(16e9, kv, 3e12)
+    assert floor == pytest.approx((16e9 + 16_777_216_000) / 3e12)  # 10.93 ms
+    # at the floor the step reads memory at exactly the peak: MBU = 1
+    assert rf.mbu(16e9, kv, floor, 3e12) == pytest.approx(1.0)
+    with pytest.raises(ValueError, match="peak_bandwidth"):
+        rf.decode_step_floor(16e9, kv, 0)

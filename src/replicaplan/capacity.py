@@ -17,9 +17,16 @@ import numpy as np
 
 from . import _check
 from .example import EXAMPLE
-from .loadgen import AZURE_CONVERSATION, LengthMix, gamma_arrivals, identical, poisson_arrivals
-from .queueing import simulate_mm1
-from .replica import ReplicaModel, simulate_open
+from .loadgen import (
+    AZURE_CONVERSATION,
+    LengthMix,
+    gamma_arrivals,
+    identical,
+    poisson_arrivals,
+    think_times,
+)
+from .queueing import interactive_law, simulate_mm1
+from .replica import ReplicaModel, simulate_closed, simulate_open
 from .stats import batch_means_error, standard_error
 
 TTFT_SLO_S = EXAMPLE.ttft_slo_s
@@ -258,3 +265,75 @@ def mm1_sweep(
 def _point(rate: float, met: np.ndarray) -> Point:
     p = float(met.mean())
     return Point(rate, p, standard_error(p, met.size), int(met.size), batch_means_error(met))
+
+
+# ------------------------------------------------------------------ closed against open loop
+@dataclass(frozen=True)
+class LoopComparison:
+    """One replica under closed-loop users, then under Poisson arrivals at the rate they sent.
+
+    ``closed`` and ``opened`` are the two ``Trace``s; ``rate`` is the throughput the closed loop
+    measured in the middle of its run and ``predicted`` what the interactive response-time law
+    N_u/(W̄ + Z̄) gives for it; ``skip`` requests at the start of each trace are warm-up.
+    """
+
+    users: int
+    think_s: float
+    closed: object
+    opened: object
+    rate: float
+    predicted: float
+    skip: int
+
+    def conformance(self, which: str, ttft_slo_s=TTFT_SLO_S, tpot_slo_s=TPOT_SLO_S) -> float:
+        """Share of requests after the warm-up meeting both promises; ``which``: closed or open."""
+        trace = {"closed": self.closed, "open": self.opened}[which]
+        return float(trace.window(self.skip).meets(ttft_slo_s, tpot_slo_s).mean())
+
+
+def closed_against_open(
+    users: int = 100,
+    think_s: float = 5.0,
+    requests: int = 6000,
+    model: ReplicaModel | None = None,
+    mix: LengthMix = AZURE_CONVERSATION,
+    seed: int = 0,
+) -> LoopComparison:
+    """Run the same requests through one replica in closed loop, then in open loop at its rate.
+
+    The closed loop has ``users`` users thinking an exponential ``think_s`` between an answer and
+    their next request; the open loop sends Poisson arrivals at the throughput the closed loop
+    measured, with the same prompt and answer lengths. Seeds ``seed`` … ``seed + 3`` drive the
+    lengths, the think times, the users' first requests and the arrivals: the run is the same
+    bit for bit for the same arguments.
+    """
+    closed, rate, predicted = closed_loop(users, think_s, requests, model, mix, seed)
+    prompt, output = mix.sample(requests, np.random.default_rng(seed))
+    arrivals = poisson_arrivals(rate, requests, np.random.default_rng(seed + 3))
+    opened = simulate_open(model or ReplicaModel(), arrivals, prompt, output)
+    return LoopComparison(users, think_s, closed, opened, rate, predicted, requests // 10)
+
+
+def closed_loop(
+    users: int,
+    think_s: float = 5.0,
+    requests: int = 6000,
+    model: ReplicaModel | None = None,
+    mix: LengthMix = AZURE_CONVERSATION,
+    seed: int = 0,
+):
+    """One replica under ``users`` closed-loop users: (trace, measured rate, N_u/(W̄ + Z̄)).
+
+    Seed ``seed`` draws the lengths, ``seed + 1`` the exponential think times of mean
+    ``think_s``, ``seed + 2`` when each user sends its first request (uniform over one think).
+    """
+    users = _check.integer("users", users, minimum=1)
+    think_s = _check.positive("think_s", think_s)
+    requests = _check.integer("requests", requests, minimum=10 * users)
+    model = model or ReplicaModel()
+    prompt, output = mix.sample(requests, np.random.default_rng(seed))
+    z = think_times(think_s, requests, np.random.default_rng(seed + 1))
+    start = np.random.default_rng(seed + 2).uniform(0, think_s, users)
+    trace = simulate_closed(model, users, z, prompt, output, start_s=start)
+    rate, predicted = interactive_law(trace, users, z)
+    return trace, rate, predicted

@@ -2,6 +2,7 @@
 
     MFU = 2 N_p ν / P_peak                           (model FLOPs utilization)
     MBU = (M_w + M_kv) / TPOT / B_peak               (model bandwidth utilization)
+    TPOT_min = (M_w + M_kv) / B_peak                 (the step at MBU = 1: the memory's floor)
     m_kv = 2 · n_layers · n_kv · d_head · s_value    (KV-cache bytes per token: keys and values)
     I(b) = 2 N_p b / (M_w + b n_ctx m_kv)            (FLOP per byte of a decode step, b sequences)
 
@@ -57,6 +58,12 @@ def mbu_expression() -> sp.Expr:
     return (M_w + M_kv) / TPOT / B_peak
 
 
+def step_floor_expression() -> sp.Expr:
+    """The shortest decode step the memory allows: the TPOT at which MBU = 1."""
+    (tpot_min,) = sp.solve(sp.Eq(mbu_expression(), 1), TPOT)
+    return tpot_min
+
+
 def kv_bytes_expression() -> sp.Expr:
     """A key and a value (the factor 2) per layer and KV head, d_head values of s_value bytes."""
     return 2 * n_layers * n_kv * d_head * s_value
@@ -95,6 +102,7 @@ def _fn(name: str):
         "flops": (model_flops_expression(), (N_p, nu)),
         "cache": (kv_cache_expression(), (b, n_ctx, m_kv)),
         "mbu": (mbu_expression(), (M_w, M_kv, TPOT, B_peak)),
+        "floor": (step_floor_expression(), (M_w, M_kv, B_peak)),
         "kv": (kv_bytes_expression(), (n_layers, n_kv, d_head, s_value)),
         "intensity": (intensity_expression(), (N_p, b, n_ctx, m_kv, M_w)),
         "limit": (intensity_limit_expression(), (N_p, n_ctx, m_kv)),
@@ -155,6 +163,21 @@ def mbu(weight_bytes: float, kv_bytes: float, tpot_s: float, peak_bandwidth: flo
             _check.positive("weight_bytes", weight_bytes),
             _check.non_negative("kv_bytes", kv_bytes),
             _check.positive("tpot_s", tpot_s),
+            _check.positive("peak_bandwidth", peak_bandwidth),
+        )
+    )
+
+
+def decode_step_floor(weight_bytes: float, kv_bytes: float, peak_bandwidth: float) -> float:
+    """(M_w + M_kv) / B_peak: seconds a decode step needs at the peak bandwidth, its floor.
+
+    >>> round(decode_step_floor(16e9, 0.0, 3e12) * 1e3, 2)   # the weights alone: 5.33 ms
+    5.33
+    """
+    return float(
+        _fn("floor")(
+            _check.positive("weight_bytes", weight_bytes),
+            _check.non_negative("kv_bytes", kv_bytes),
             _check.positive("peak_bandwidth", peak_bandwidth),
         )
     )
