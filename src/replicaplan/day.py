@@ -139,6 +139,10 @@ class DayResult:
         }
 
 
+SCALE_DOWN_WINDOW_MIN = 5
+"""Minutes of recommendations a scale-down must respect (the published day's five)."""
+
+
 def simulate_day(
     rate,
     capacity: float = EXAMPLE.capacity_rps,
@@ -147,7 +151,7 @@ def simulate_day(
     reserve: int = 0,
     fixed: int | None = None,
     calendar: bool = False,
-    scale_down_window_min: int = 5,
+    scale_down_window_min: int = SCALE_DOWN_WINDOW_MIN,
     forecast=None,
 ) -> DayResult:
     """Run one policy over a day of per-minute rates and return what it paid and missed.
