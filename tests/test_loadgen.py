@@ -81,10 +81,43 @@ def test_poisson_and_gamma_rates():
 
 def test_read_trace_of_seconds(tmp_path):
     f = tmp_path / "t.csv"
-    f.write_text("TIMESTAMP,ContextTokens,GeneratedTokens\n5.0,10,3\n2.5,20,0\n")
+    f.write_text("TIMESTAMP,ContextTokens,GeneratedTokens\n2.5,20,0\n5.0,10,3\n")
     tr = lg.read_trace(f)
     assert tr.arrival.tolist() == [0.0, 2.5] and tr.prompt.tolist() == [20, 10]
     assert tr.output.tolist() == [1, 3]  # a zero-token answer counts as one
+
+
+def test_rate_per_minute_counts_whole_minutes():
+    tr = lg.TraceFile(np.array([0.0, 30.0, 59.9, 60.0, 125.0]), np.ones(5), np.ones(5))
+    assert tr.rate_per_minute().tolist() == [3 / 60, 1 / 60, 1 / 60]
+
+
+def test_ranks_average_ties():
+    assert lg._ranks(np.array([10, 20, 20, 5])).tolist() == [2.0, 3.5, 3.5, 1.0]
+
+
+def test_length_mix_from_lengths_recovers_the_mix_it_was_drawn_from():
+    p, o = lg.AZURE_CONVERSATION.sample(200_000, np.random.default_rng(0))
+    fitted = lg.LengthMix.from_lengths(p, o)
+    truth = lg.AZURE_CONVERSATION
+    for got, want in (
+        (fitted.prompt_quantiles, truth.prompt_quantiles),
+        (fitted.output_quantiles, truth.output_quantiles),
+    ):
+        inner = slice(1, -1)  # the extreme quantiles of a sample are its min and max
+        assert np.allclose(got[inner], want[inner], rtol=0.03, atol=2)
+    # the copula and the integer rounding lower the rank correlation a little
+    assert fitted.spearman == pytest.approx(truth.spearman, abs=0.01)
+
+
+def test_spearman_of_monotone_lengths():
+    x = np.arange(1, 101)
+    assert lg.LengthMix.from_lengths(x, 2 * x).spearman == pytest.approx(1.0)
+    assert lg.LengthMix.from_lengths(x, x[::-1]).spearman == pytest.approx(-1.0)
+    with pytest.raises(ValueError, match="at least 2"):
+        lg.LengthMix.from_lengths([1], [1])
+    with pytest.raises(ValueError, match=">= 0"):
+        lg.LengthMix.from_lengths([1, -2], [1, 1])
 
 
 @pytest.mark.parametrize(
@@ -94,6 +127,7 @@ def test_read_trace_of_seconds(tmp_path):
         ("TIMESTAMP,ContextTokens,GeneratedTokens\n1,2,3\n2,-5,3\n", "row 3.*>= 0"),
         ("TIMESTAMP,ContextTokens,GeneratedTokens\n1,2,x\n", "row 2.*unreadable"),
         ("TIMESTAMP,ContextTokens,GeneratedTokens\n", "no requests"),
+        ("TIMESTAMP,ContextTokens,GeneratedTokens\n5,2,3\n6,2,3\n4,2,3\n", "row 4.*earlier"),
     ],
 )
 def test_bad_trace_files(tmp_path, text, match):
@@ -169,3 +203,13 @@ def test_the_sample_replays_through_the_replica(conv_sample):
     assert np.all(trace.first_token >= trace.arrival) and np.all(trace.end >= trace.first_token)
     # under 1 req/s on a replica that holds about 8, nearly every request meets its promises
     assert trace.meets(1.0, 0.05).mean() > 0.95
+
+
+def test_the_vendored_sample_has_the_full_traces_mix_and_a_sixth_of_its_rate(conv_sample):
+    """Every 6th request of the conversation trace: same medians, a sixth of 5.53 req/s."""
+    mix, full = conv_sample.length_mix(), lg.AZURE_CONVERSATION
+    i = list(full.probs).index(0.5)
+    assert mix.prompt_quantiles[i] == pytest.approx(full.prompt_quantiles[i], rel=0.05)
+    assert mix.output_quantiles[i] == pytest.approx(full.output_quantiles[i], rel=0.05)
+    assert mix.spearman == pytest.approx(full.spearman, abs=0.03)
+    assert conv_sample.rate_per_minute().mean() == pytest.approx(lg.TRACE_RATE_RPS / 6, rel=0.02)

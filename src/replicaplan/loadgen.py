@@ -14,7 +14,8 @@ Arrivals
 Open loop: Poisson arrivals at rate λ, or gamma inter-arrival times with a coefficient of
 variation c (c = 1 is Poisson, c > 1 burstier). Closed loop: ``replica.simulate_closed`` with
 N_u users and think times drawn here. Trace replay: ``read_trace`` reads a file with the trace's
-columns.
+columns, in time order; ``TraceFile.rate_per_minute`` and ``TraceFile.length_mix`` turn any such
+log into the per-minute traffic of a day and the length mix of a capacity sweep.
 """
 
 from __future__ import annotations
@@ -126,6 +127,17 @@ TRACE_RATE_RPS = 5.53
 TRACE_COLUMNS = ("TIMESTAMP", "ContextTokens", "GeneratedTokens")
 
 
+def _ranks(x: np.ndarray) -> np.ndarray:
+    """Ranks 1…n of x, ties given the mean of the ranks they span."""
+    order = np.argsort(x, kind="stable")
+    ranks = np.empty(x.size)
+    ranks[order] = np.arange(1, x.size + 1)
+    values, inverse = np.unique(x, return_inverse=True)
+    sums = np.bincount(inverse, weights=ranks)
+    counts = np.bincount(inverse)
+    return (sums / counts)[inverse]
+
+
 def _normal_cdf(z: np.ndarray) -> np.ndarray:
     return 0.5 * (1 + np.vectorize(math.erf, otypes=[float])(z / math.sqrt(2)))
 
@@ -149,6 +161,35 @@ class LengthMix:
         prompt = np.rint(np.interp(u1, self.probs, self.prompt_quantiles)).astype(np.int64)
         output = np.rint(np.interp(u2, self.probs, self.output_quantiles)).astype(np.int64)
         return np.maximum(prompt, 0), np.maximum(output, 1)
+
+    @classmethod
+    def from_lengths(cls, prompt, output, probs=None) -> LengthMix:
+        """The mix of observed (prompt, output) pairs: their quantiles and rank correlation.
+
+        Quantiles are taken at ``probs`` (by default the book's grid, denser in the tails);
+        the Spearman coefficient is the Pearson correlation of the ranks (ties averaged).
+        Sampling the result reproduces the marginals up to the grid's interpolation and the
+        rank correlation through the Gaussian copula.
+        """
+        prompt = np.asarray(prompt, dtype=float)
+        output = np.asarray(output, dtype=float)
+        if prompt.shape != output.shape or prompt.ndim != 1:
+            raise ValueError("prompt and output must be 1-D arrays of the same length")
+        if prompt.size < 2:
+            raise ValueError(f"prompt and output need at least 2 requests, got {prompt.size}")
+        if not (np.all(np.isfinite(prompt)) and np.all(np.isfinite(output))):
+            raise ValueError("prompt and output lengths must be finite")
+        if prompt.min() < 0 or output.min() < 0:
+            raise ValueError("prompt and output lengths must be >= 0")
+        grid = np.asarray(TRACE_PROBS if probs is None else probs, dtype=float)
+        rp, ro = _ranks(prompt), _ranks(output)
+        spearman = 0.0 if rp.std() == 0 or ro.std() == 0 else float(np.corrcoef(rp, ro)[0, 1])
+        return cls(
+            tuple(grid.tolist()),
+            tuple(np.quantile(prompt, grid).tolist()),
+            tuple(np.quantile(output, grid).tolist()),
+            spearman,
+        )
 
     def mean(self, rng_seed: int = 0, n: int = 200_000) -> tuple[float, float]:
         """Mean prompt and answer lengths of the mix (by a large seeded sample)."""
@@ -204,13 +245,29 @@ class TraceFile:
     prompt: np.ndarray
     output: np.ndarray
 
+    def rate_per_minute(self) -> np.ndarray:
+        """Mean arrival rate (req/s) of each whole minute from the first request on.
+
+        Minute k holds the requests with k·60 ≤ arrival < (k + 1)·60; the last, partial minute
+        is divided by 60 as well, so a log that ends mid-minute shows a lower last value.
+        """
+        minutes = int(self.arrival[-1] // 60) + 1
+        counts = np.bincount((self.arrival // 60).astype(np.int64), minlength=minutes)
+        return counts / 60.0
+
+    def length_mix(self) -> LengthMix:
+        """The joint length distribution of this trace as a ``LengthMix`` (``from_lengths``)."""
+        return LengthMix.from_lengths(self.prompt, self.output)
+
 
 def read_trace(path) -> TraceFile:
     """Read a CSV with the columns TIMESTAMP, ContextTokens, GeneratedTokens.
 
     TIMESTAMP is an ISO date-time (fractions of a second beyond microseconds are cut) or a
-    number of seconds. Rows are sorted by time; a missing column, an unreadable value or a
-    negative length raises ValueError naming the file and the row.
+    number of seconds. Rows must come in time order: a log out of order is more likely a broken
+    export than a shuffled one, so it is an error, not silently sorted. A missing column, an
+    unreadable value, a negative length or a timestamp earlier than the row before raises
+    ValueError naming the file and the row.
     """
     path = Path(path)
     times, prompts, outputs = [], [], []
@@ -233,13 +290,17 @@ def read_trace(path) -> TraceFile:
                     f"{path}, row {row_no}: lengths must be >= 0, got "
                     f"ContextTokens={p}, GeneratedTokens={o}"
                 )
+            if len(times) > 1 and times[-1] < times[-2]:
+                raise ValueError(
+                    f"{path}, row {row_no}: TIMESTAMP {row['TIMESTAMP'].strip()} is earlier than "
+                    "the row before; the log must be in time order"
+                )
             prompts.append(p)
             outputs.append(max(o, 1))
     if not times:
         raise ValueError(f"{path}: no requests")
     t = np.array(times)
-    order = np.argsort(t, kind="stable")
-    return TraceFile(t[order] - t[order][0], np.array(prompts)[order], np.array(outputs)[order])
+    return TraceFile(t - t[0], np.array(prompts), np.array(outputs))
 
 
 def _seconds(stamp: str) -> float:
