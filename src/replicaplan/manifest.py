@@ -1,0 +1,188 @@
+"""A Kubernetes HorizontalPodAutoscaler (``autoscaling/v2``) for a concurrency target, and back.
+
+``hpa_manifest`` writes the object an operator applies: a Pods metric (requests in flight per
+replica, exported by the serving engine through a metrics adapter) with an ``AverageValue``
+target L*, the replica bounds, and a ``behavior`` built from the package's ``hpa.Rules``.
+``autoscaler_from_manifest`` reads such an object back into the package's own HPA model
+(``hpa.HorizontalAutoscaler``), so that what is applied is what was simulated.
+
+Field names and bounds follow the ``autoscaling/v2`` API (``HorizontalPodAutoscalerSpec``,
+``MetricSpec``/``PodsMetricSource``/``MetricTarget``, ``HorizontalPodAutoscalerBehavior``,
+``HPAScalingRules``, ``HPAScalingPolicy``): ``periodSeconds`` in 1…1800,
+``stabilizationWindowSeconds`` in 0…3600, a policy's ``value`` a positive integer,
+``selectPolicy`` one of Max, Min, Disabled, at least one policy per direction, ``minReplicas``
+≥ 1 and ≤ ``maxReplicas``. A value
+outside them is refused with the field's name, before anything is written.
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+import yaml
+
+from . import _check
+from .hpa import HorizontalAutoscaler, Rules, ScalingPolicy
+
+
+def quantity(value: float) -> str:
+    """A Kubernetes quantity for ``value``: whole numbers plain, others in milli-units.
+
+    >>> quantity(51.2), quantity(4), quantity(0.0005)
+    ('51200m', '4', '1m')
+    """
+    value = _check.positive("value", value)
+    if float(value).is_integer():
+        return str(int(value))
+    return f"{max(1, round(value * 1000))}m"
+
+
+def parse_quantity(text) -> float:
+    """The number a Kubernetes quantity stands for ("51200m" → 51.2; "4", "1.5", "2k" too).
+
+    >>> parse_quantity("51200m"), parse_quantity("2k")
+    (51.2, 2000.0)
+    """
+    s = str(text).strip()
+    suffixes = {"m": Decimal("0.001"), "k": Decimal(1000), "M": Decimal(10**6), "G": Decimal(10**9)}
+    try:
+        if s and s[-1] in suffixes:
+            return float(Decimal(s[:-1]) * suffixes[s[-1]])
+        return float(Decimal(s))
+    except ArithmeticError:
+        raise ValueError(f"not a Kubernetes quantity: {text!r}") from None
+
+
+def _whole(name: str, value, minimum: int) -> int:
+    """``value`` as an int when it is a whole number (15.0 is 15), else a named error."""
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    return _check.integer(name, value, minimum=minimum)
+
+
+def _rules_dict(rules: Rules, field: str) -> dict:
+    window = _whole(f"{field}.stabilizationWindowSeconds", rules.stabilization_s, 0)
+    if window > 3600:
+        raise ValueError(f"{field}.stabilizationWindowSeconds must be <= 3600, got {window}")
+    policies = []
+    for i, p in enumerate(rules.policies):
+        period = _whole(f"{field}.policies[{i}].periodSeconds", p.period_s, 1)
+        if period > 1800:
+            raise ValueError(f"{field}.policies[{i}].periodSeconds must be <= 1800, got {period}")
+        value = _whole(f"{field}.policies[{i}].value", p.value, 1)
+        policies.append({"type": p.kind, "value": value, "periodSeconds": period})
+    if not policies:
+        raise ValueError(
+            f"{field}.policies: the API requires at least one policy, even with selectPolicy "
+            "Disabled"
+        )
+    return {
+        "stabilizationWindowSeconds": window,
+        "selectPolicy": rules.select,
+        "policies": policies,
+    }
+
+
+def hpa_manifest(
+    name: str,
+    concurrency_target: float,
+    *,
+    min_replicas: int = 1,
+    max_replicas: int = 100,
+    up: Rules | None = None,
+    down: Rules | None = None,
+    metric_name: str = "requests_in_flight",
+    deployment: str | None = None,
+) -> dict:
+    """The ``autoscaling/v2`` HorizontalPodAutoscaler holding ``concurrency_target`` per pod.
+
+    ``up`` and ``down`` default to the API's default rules (``hpa.Rules.default_up`` and
+    ``default_down``), written out so that the manifest says what it does.
+    """
+    if not name or not isinstance(name, str):
+        raise ValueError("name must be a non-empty string")
+    concurrency_target = _check.positive("concurrency_target", concurrency_target)
+    min_replicas = _check.integer("min_replicas", min_replicas, minimum=1)
+    max_replicas = _check.integer("max_replicas", max_replicas, minimum=1)
+    if max_replicas < min_replicas:
+        raise ValueError(
+            f"max_replicas must be >= min_replicas, got {max_replicas} < {min_replicas}"
+        )
+    up = up or Rules.default_up()
+    down = down or Rules.default_down()
+    return {
+        "apiVersion": "autoscaling/v2",
+        "kind": "HorizontalPodAutoscaler",
+        "metadata": {"name": name},
+        "spec": {
+            "scaleTargetRef": {
+                "apiVersion": "apps/v1",
+                "kind": "Deployment",
+                "name": deployment or name,
+            },
+            "minReplicas": min_replicas,
+            "maxReplicas": max_replicas,
+            "metrics": [
+                {
+                    "type": "Pods",
+                    "pods": {
+                        "metric": {"name": metric_name},
+                        "target": {
+                            "type": "AverageValue",
+                            "averageValue": quantity(concurrency_target),
+                        },
+                    },
+                }
+            ],
+            "behavior": {
+                "scaleUp": _rules_dict(up, "behavior.scaleUp"),
+                "scaleDown": _rules_dict(down, "behavior.scaleDown"),
+            },
+        },
+    }
+
+
+def to_yaml(manifest: dict) -> str:
+    """The manifest as YAML, keys in the order written."""
+    return yaml.safe_dump(manifest, sort_keys=False)
+
+
+def _rules_from(d: dict) -> Rules:
+    policies = tuple(
+        ScalingPolicy(p["type"], p["value"], p["periodSeconds"]) for p in d.get("policies", [])
+    )
+    return Rules(policies, d.get("selectPolicy", "Max"), d.get("stabilizationWindowSeconds", 0))
+
+
+def autoscaler_from_manifest(manifest, replicas: int = 1) -> HorizontalAutoscaler:
+    """The package's HPA model of an ``autoscaling/v2`` manifest (a dict, or its YAML text).
+
+    Only the shape ``hpa_manifest`` writes is read: one Pods metric with an AverageValue target.
+    """
+    if isinstance(manifest, str):
+        manifest = yaml.safe_load(manifest)
+    try:
+        if manifest["apiVersion"] != "autoscaling/v2":
+            raise ValueError(f"apiVersion must be autoscaling/v2, got {manifest['apiVersion']!r}")
+        spec = manifest["spec"]
+        (metric,) = spec["metrics"]
+        if metric["type"] != "Pods" or metric["pods"]["target"]["type"] != "AverageValue":
+            raise ValueError("only a Pods metric with an AverageValue target is read")
+        target = parse_quantity(metric["pods"]["target"]["averageValue"])
+        behavior = spec.get("behavior", {})
+        up = _rules_from(behavior["scaleUp"]) if "scaleUp" in behavior else Rules.default_up()
+        down = (
+            _rules_from(behavior["scaleDown"]) if "scaleDown" in behavior else Rules.default_down()
+        )
+        return HorizontalAutoscaler(
+            target=target,
+            up=up,
+            down=down,
+            min_replicas=spec.get("minReplicas", 1),
+            max_replicas=spec["maxReplicas"],
+            replicas=replicas,
+        )
+    except (KeyError, TypeError) as err:
+        raise ValueError(
+            f"not an autoscaling/v2 HPA of the expected shape: missing {err}"
+        ) from None
