@@ -1,7 +1,9 @@
 import json
 import math
+import re
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -147,3 +149,46 @@ def test_roofline_command(capsys):
     )
     assert main(["roofline", "--batch", "0"]) == 2
     assert "batch" in capsys.readouterr().err
+
+
+SAMPLE_LOG = Path(__file__).resolve().parents[1] / "data/azure-llm-inference-2023/conv_sample.csv"
+
+
+def test_plan_on_the_vendored_sample_writes_an_hpa_the_model_reads_back(capsys, tmp_path):
+    from replicaplan.manifest import autoscaler_from_manifest
+
+    out_file = tmp_path / "hpa.yaml"
+    assert main(["plan", "--log", str(SAMPLE_LOG), "--json", "--manifest", str(out_file)]) == 0
+    got = json.loads(capsys.readouterr().out)
+    assert got["requests"] == 3228 and got["minutes"] == 59
+    # L* = rho* mu* W, and the HPA written holds it per pod (to the milli-unit of a quantity)
+    assert got["concurrency_target"] == pytest.approx(0.8 * got["mu_star_rps"] * got["residence_s"])
+    hpa = autoscaler_from_manifest(out_file.read_text())
+    assert hpa.target == pytest.approx(got["concurrency_target"], abs=1e-3)
+    assert (hpa.min_replicas, hpa.max_replicas) == (got["min_replicas"], got["max_replicas"])
+
+
+@pytest.mark.parametrize(
+    "text, match",
+    [
+        ("TIMESTAMP,ContextTokens,GeneratedTokens\n5,20,3\n4,20,3\n", "row 3.*earlier"),
+        ("TIMESTAMP,ContextTokens\n5,20\n", "missing column"),
+        ("TIMESTAMP,ContextTokens,GeneratedTokens\n", "no requests"),
+    ],
+)
+def test_plan_bad_log_exits_2_and_writes_nothing(capsys, tmp_path, text, match):
+    log = tmp_path / "log.csv"
+    log.write_text(text)
+    out_file = tmp_path / "hpa.yaml"
+    assert main(["plan", "--log", str(log), "--manifest", str(out_file)]) == 2
+    err = capsys.readouterr().err
+    assert re.search(match, err) and "log.csv" in err
+    assert not out_file.exists() and list(tmp_path.iterdir()) == [log]
+
+
+def test_plan_missing_file_and_directory(capsys, tmp_path):
+    assert main(["plan", "--log", str(tmp_path / "none.csv")]) == 2
+    assert "--log: no such file" in capsys.readouterr().err
+    args = ["plan", "--log", str(SAMPLE_LOG), "--manifest", str(tmp_path / "no/dir/h.yaml")]
+    assert main(args) == 2
+    assert "--manifest: no such directory" in capsys.readouterr().err

@@ -4,6 +4,7 @@ replicaplan day [--capacity 8] [--target 0.8] [--startup 8] [--reserve 3] [--jso
 replicaplan capacity [--model replica|mm1] [--rates 1:10:0.5] [--quota 0.9] [--json] ...
 replicaplan cost [--price 2] [--tokens-per-s 2560] [--utilization 0.36] [--discount 0.6 --lost 0.1]
 replicaplan roofline [--params 8e9] [--batch 64] [--context 2000] [--tpot 0.025] ...
+replicaplan plan --log requests.csv [--target 0.8] [--manifest hpa.yaml] [--json]
 """
 
 from __future__ import annotations
@@ -192,6 +193,81 @@ def _roofline(args: argparse.Namespace) -> str:
     )
 
 
+def _plan(args: argparse.Namespace) -> str:
+    import math
+    import os
+    import tempfile
+    from pathlib import Path
+
+    from .fleet import replicas_needed
+    from .loadgen import read_trace
+    from .manifest import hpa_manifest, to_yaml
+    from .plan import operating_point
+
+    path = Path(args.log)
+    if not path.is_file():
+        raise ValueError(f"--log: no such file: {path}")
+    if args.manifest and not Path(args.manifest).resolve().parent.is_dir():
+        raise ValueError(f"--manifest: no such directory: {Path(args.manifest).parent}")
+    trace = read_trace(path)
+    op = operating_point(
+        trace,
+        target_utilization=args.target,
+        ttft_slo_s=args.ttft,
+        tpot_slo_s=args.tpot,
+        quota=args.quota,
+    )
+    rate = trace.rate_per_minute()
+    low = max(1, replicas_needed(float(rate.min()), op.mu_star, op.target_utilization))
+    high = max(low + 1, 2 * replicas_needed(float(rate.max()), op.mu_star, op.target_utilization))
+    manifest = hpa_manifest(args.name, op.concurrency_target, min_replicas=low, max_replicas=high)
+    text = to_yaml(manifest)
+    if args.manifest:
+        target = Path(args.manifest)
+        # written whole or not at all: a temporary file beside the target, then renamed
+        fd, tmp = tempfile.mkstemp(dir=target.resolve().parent, prefix=".hpa-", suffix=".yaml")
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.replace(tmp, target)
+    out = {
+        "log": str(path),
+        "requests": int(trace.prompt.size),
+        "minutes": int(rate.size),
+        "mean_rate_rps": float(rate.mean()),
+        "peak_minute_rps": float(rate.max()),
+        "mean_prompt_tokens": op.mean_prompt,
+        "mean_output_tokens": op.mean_output,
+        "mu_star_rps": op.mu_star,
+        "mu_star_stderr_rps": op.mu_star_stderr,
+        "target_utilization": op.target_utilization,
+        "operating_rate_rps": op.rate,
+        "residence_s": op.residence_s,
+        "concurrency_target": op.concurrency_target,
+        "min_replicas": low,
+        "max_replicas": high,
+        "hpa": manifest,
+    }
+    if args.json:
+        return json.dumps(out, indent=2)
+    err = op.mu_star_stderr
+    lines = [
+        f"{out['requests']:,} requests over {out['minutes']} minutes: mean "
+        f"{out['mean_rate_rps']:.2f} req/s, busiest minute {out['peak_minute_rps']:.2f} req/s",
+        f"mean prompt {op.mean_prompt:,.0f} tokens, mean answer {op.mean_output:,.0f} tokens",
+        f"capacity of one replica on this mix: mu* = {op.mu_star:.2f} req/s"
+        + (f" (+/- {err:.2f})" if err is not None and math.isfinite(err) else ""),
+        f"at rho* = {op.target_utilization:g}: {op.rate:.2f} req/s per replica, "
+        f"{op.residence_s:.2f} s in the replica, concurrency target L* = "
+        f"{op.concurrency_target:.1f}",
+        f"replicas: {low} for the quietest minute, at most {high}",
+        "",
+        text.rstrip(),
+    ]
+    if args.manifest:
+        lines.append(f"(written to {args.manifest})")
+    return "\n".join(lines)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="replicaplan",
@@ -372,6 +448,24 @@ def build_parser() -> argparse.ArgumentParser:
     )
     roof.add_argument("--json", action="store_true", help="print JSON")
     roof.set_defaults(run=_roofline)
+
+    pl = sub.add_parser(
+        "plan",
+        help="one replica's capacity and concurrency target on your own request log, and an HPA",
+        description="Reads a request log with the Azure trace's columns (TIMESTAMP, "
+        "ContextTokens, GeneratedTokens), in time order; measures mu* of the book's replica on "
+        "the log's length mix, the concurrency target L* = rho* mu* W, and writes an "
+        "autoscaling/v2 HPA on requests in flight per pod.",
+    )
+    pl.add_argument("--log", required=True, help="CSV request log")
+    pl.add_argument("--target", type=float, default=EXAMPLE.target_utilization, help="rho*")
+    pl.add_argument("--ttft", type=float, default=EXAMPLE.ttft_slo_s, help="TTFT promise, s")
+    pl.add_argument("--tpot", type=float, default=EXAMPLE.tpot_slo_s, help="TPOT promise, s")
+    pl.add_argument("--quota", type=float, default=EXAMPLE.quota, help="share meeting both")
+    pl.add_argument("--name", default="llm", help="name of the HPA and of its Deployment")
+    pl.add_argument("--manifest", help="also write the HPA as YAML to this file")
+    pl.add_argument("--json", action="store_true", help="print JSON")
+    pl.set_defaults(run=_plan)
     return parser
 
 
