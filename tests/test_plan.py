@@ -59,3 +59,31 @@ def test_promises_no_load_can_meet_are_refused(sample):
         plan.operating_point("conv_sample.csv")
     with pytest.raises(ValueError, match="target_utilization"):
         plan.operating_point(sample, target_utilization=1.5)
+
+
+def test_replay_of_a_step_by_hand():
+    """2 req/s for an hour, 10 for half an hour, 2 again; μ* = 8, ρ* = 0.8 (6.4 req/s each)."""
+    from replicaplan.example import EXAMPLE
+
+    rate = np.r_[np.full(60, 2.0), np.full(30, 10.0), np.full(30, 2.0)]
+    always, chase, spares = plan.replay(rate, 8.0, startup_min=8, price_per_hour=2.0)
+    assert always.result.paid_hours == pytest.approx(2 * 2.0)  # ⌈10/6.4⌉ = 2 replicas, 2 h
+    assert always.result.uncovered_minutes == 0
+    assert chase.result.uncovered_minutes == 8  # the step waits one start-up
+    assert plan.largest_step_reserve(rate, 8.0, 0.8) == 2  # ⌈8/6.4⌉
+    assert spares.result.uncovered_minutes == 0
+    served = (60 * 2 + 30 * 10 + 30 * 2) * 60  # every request finds room in the always-on fleet
+    tokens = served * EXAMPLE.answer_tokens
+    assert always.priced.per_million == pytest.approx(4.0 * 2.0 / tokens * 1e6)
+    best, why = plan.recommend([always, chase, spares])
+    assert best is always and "no minute uncovered" in why  # cheaper than spares kept all along
+
+
+def test_recommend_when_nothing_covers():
+    rate = np.r_[np.full(10, 1.0), np.full(10, 50.0)]
+    rows = plan.replay(rate, 8.0, startup_min=8)
+    rows = [r for r in rows if r.result.uncovered_minutes > 0]
+    best, why = plan.recommend(rows)
+    assert "fewest" in why and best.result.uncovered_minutes == min(
+        r.result.uncovered_minutes for r in rows
+    )

@@ -202,7 +202,7 @@ def _plan(args: argparse.Namespace) -> str:
     from .fleet import replicas_needed
     from .loadgen import read_trace
     from .manifest import hpa_manifest, to_yaml
-    from .plan import operating_point
+    from .plan import operating_point, recommend, replay
 
     path = Path(args.log)
     if not path.is_file():
@@ -218,6 +218,15 @@ def _plan(args: argparse.Namespace) -> str:
         quota=args.quota,
     )
     rate = trace.rate_per_minute()
+    rows = replay(
+        rate,
+        op.mu_star,
+        target=op.target_utilization,
+        startup_min=args.startup,
+        price_per_hour=args.price,
+        answer_tokens=max(1, round(op.mean_output)),
+    )
+    best, why = recommend(rows)
     low = max(1, replicas_needed(float(rate.min()), op.mu_star, op.target_utilization))
     high = max(low + 1, 2 * replicas_needed(float(rate.max()), op.mu_star, op.target_utilization))
     manifest = hpa_manifest(args.name, op.concurrency_target, min_replicas=low, max_replicas=high)
@@ -245,6 +254,16 @@ def _plan(args: argparse.Namespace) -> str:
         "concurrency_target": op.concurrency_target,
         "min_replicas": low,
         "max_replicas": high,
+        "policies": [
+            {
+                "policy": r.policy.name,
+                **r.result.summary(),
+                "cost": r.priced.cost,
+                "cost_per_million_output_tokens": r.priced.per_million,
+            }
+            for r in rows
+        ],
+        "recommended": {"policy": best.policy.name, "why": why},
         "hpa": manifest,
     }
     if args.json:
@@ -260,6 +279,15 @@ def _plan(args: argparse.Namespace) -> str:
         f"{op.residence_s:.2f} s in the replica, concurrency target L* = "
         f"{op.concurrency_target:.1f}",
         f"replicas: {low} for the quietest minute, at most {high}",
+        "",
+        f"the log replayed ({args.startup} min start-up, {args.price:g} per replica-hour):",
+        *(
+            f"  {r.policy.name:<44} {r.result.paid_hours:7.1f} h  "
+            f"{r.result.uncovered_minutes:4d} min uncovered  "
+            f"{r.priced.per_million:8.3f} per million output tokens"
+            for r in rows
+        ),
+        f"recommended: {best.policy.name} ({why})",
         "",
         text.rstrip(),
     ]
@@ -462,6 +490,10 @@ def build_parser() -> argparse.ArgumentParser:
     pl.add_argument("--ttft", type=float, default=EXAMPLE.ttft_slo_s, help="TTFT promise, s")
     pl.add_argument("--tpot", type=float, default=EXAMPLE.tpot_slo_s, help="TPOT promise, s")
     pl.add_argument("--quota", type=float, default=EXAMPLE.quota, help="share meeting both")
+    pl.add_argument(
+        "--startup", type=int, default=EXAMPLE.startup_min, help="start-up time, whole minutes"
+    )
+    pl.add_argument("--price", type=float, default=EXAMPLE.price_per_hour, help="per replica-hour")
     pl.add_argument("--name", default="llm", help="name of the HPA and of its Deployment")
     pl.add_argument("--manifest", help="also write the HPA as YAML to this file")
     pl.add_argument("--json", action="store_true", help="print JSON")

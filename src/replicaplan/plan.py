@@ -19,10 +19,14 @@ import numpy as np
 
 from . import _check
 from .capacity import QUOTA, TPOT_SLO_S, TTFT_SLO_S, replica_sweep
+from .cost import PricedPolicy, price_day
+from .day import DayPolicy, DayResult, simulate_day
 from .example import EXAMPLE
+from .fleet import replicas_needed
 from .loadgen import TraceFile, poisson_arrivals
 from .queueing import littles_law
 from .replica import ReplicaModel, simulate_open
+from .reserve import step_reserve
 
 
 @dataclass(frozen=True)
@@ -107,3 +111,78 @@ def operating_point(
         mean_prompt=mean_prompt,
         mean_output=mean_output,
     )
+
+
+# ------------------------------------------------------------------ the log's traffic replayed
+@dataclass(frozen=True)
+class ReplayRow:
+    """One policy over the log's traffic: what it paid, what it missed, what a token cost."""
+
+    policy: DayPolicy
+    result: DayResult
+    priced: PricedPolicy
+
+
+def largest_step_reserve(rate, capacity: float, target: float) -> int:
+    """Spares for the largest minute-to-minute rise in ``rate``: ⌈Δλ_max/(ρ*μ*)⌉ (0 if none)."""
+    rate = _check.rates("rate", rate)
+    rise = float(np.max(np.diff(rate), initial=0.0))
+    return step_reserve(max(rise, 0.0), capacity, target)
+
+
+def replay(
+    rate,
+    capacity: float,
+    *,
+    target: float = EXAMPLE.target_utilization,
+    startup_min: int = EXAMPLE.startup_min,
+    price_per_hour: float = EXAMPLE.price_per_hour,
+    answer_tokens: int = EXAMPLE.answer_tokens,
+) -> list[ReplayRow]:
+    """The log's per-minute traffic under three policies, each priced per token.
+
+    * always on: the fleet the busiest minute needs at the target, ⌈max λ/(ρ*μ*)⌉, all along;
+    * chase: the book's autoscaler with ``startup_min`` minutes of start-up;
+    * chase with spares: the same, plus the spares the log's largest one-minute rise needs.
+    """
+    rate = _check.rates("rate", rate)
+    capacity = _check.positive("capacity", capacity)
+    target = _check.fraction("target", target)
+    startup_min = _check.integer("startup_min", startup_min, minimum=0)
+    peak_fleet = replicas_needed(float(rate.max()), capacity, target)
+    spares = largest_step_reserve(rate, capacity, target)
+    policies = [
+        DayPolicy("always on, sized for the busiest minute", startup_min=0, fixed=peak_fleet),
+        DayPolicy(f"chase, {startup_min} min start", startup_min=startup_min),
+        DayPolicy(
+            f"chase, {startup_min} min start, spares: {spares}",
+            startup_min=startup_min,
+            reserve=spares,
+        ),
+    ]
+    rows = [
+        (
+            p,
+            simulate_day(
+                rate,
+                capacity,
+                target,
+                startup_min=p.startup_min,
+                reserve=p.reserve,
+                fixed=p.fixed,
+            ),
+        )
+        for p in policies
+    ]
+    priced = price_day(rows, price_per_hour=price_per_hour, answer_tokens=answer_tokens)
+    return [ReplayRow(p, r, c) for (p, r), c in zip(rows, priced, strict=True)]
+
+
+def recommend(rows: list[ReplayRow]) -> tuple[ReplayRow, str]:
+    """The cheapest policy that leaves no minute uncovered; else the one that leaves fewest."""
+    covered = [r for r in rows if r.result.uncovered_minutes == 0]
+    if covered:
+        best = min(covered, key=lambda r: r.priced.per_million)
+        return best, "the cheapest per token of the policies that leave no minute uncovered"
+    best = min(rows, key=lambda r: (r.result.uncovered_minutes, r.priced.per_million))
+    return best, "no policy covers every minute; this one leaves the fewest uncovered"
