@@ -326,6 +326,20 @@ def policy_table(
         policies.append(
             DayPolicy(f"{startup_min} min, with forecast", startup_min=startup_min, forecast=True)
         )
+    return run_policies(rate, policies, capacity, target, forecast)
+
+
+def run_policies(
+    rate,
+    policies: list[DayPolicy],
+    capacity: float = EXAMPLE.capacity_rps,
+    target: float = EXAMPLE.target_utilization,
+    forecast=None,
+) -> list[tuple[DayPolicy, DayResult]]:
+    """Each policy simulated over the same per-minute ``rate``: (policy, result) in order.
+
+    ``forecast`` is used by the policies that ask for it (``DayPolicy.forecast``).
+    """
     return [
         (
             p,

@@ -20,7 +20,7 @@ import numpy as np
 from . import _check
 from .capacity import QUOTA, TPOT_SLO_S, TTFT_SLO_S, replica_sweep
 from .cost import PricedPolicy, price_day
-from .day import DayPolicy, DayResult, simulate_day
+from .day import DayPolicy, DayResult, run_policies
 from .example import EXAMPLE
 from .fleet import replicas_needed
 from .loadgen import TraceFile, poisson_arrivals
@@ -126,8 +126,8 @@ class ReplayRow:
 def largest_step_reserve(rate, capacity: float, target: float) -> int:
     """Spares for the largest minute-to-minute rise in ``rate``: ⌈Δλ_max/(ρ*μ*)⌉ (0 if none)."""
     rate = _check.rates("rate", rate)
-    rise = float(np.max(np.diff(rate), initial=0.0))
-    return step_reserve(max(rise, 0.0), capacity, target)
+    rise = float(np.max(np.diff(rate), initial=0.0))  # initial=0: a falling log needs none
+    return step_reserve(rise, capacity, target)
 
 
 def replay(
@@ -160,20 +160,7 @@ def replay(
             reserve=spares,
         ),
     ]
-    rows = [
-        (
-            p,
-            simulate_day(
-                rate,
-                capacity,
-                target,
-                startup_min=p.startup_min,
-                reserve=p.reserve,
-                fixed=p.fixed,
-            ),
-        )
-        for p in policies
-    ]
+    rows = run_policies(rate, policies, capacity, target)
     priced = price_day(rows, price_per_hour=price_per_hour, answer_tokens=answer_tokens)
     return [ReplayRow(p, r, c) for (p, r), c in zip(rows, priced, strict=True)]
 
