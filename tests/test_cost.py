@@ -55,6 +55,13 @@ def test_phase_prices():
         assert ratio == pytest.approx((0.025 / 64) / (2 * 8e9 / (eta * 1e15)))
     with pytest.raises(ValueError, match="prefill_efficiency"):
         cost.phase_prices(prefill_efficiency=1.5)
+    # another GPU's peak: η applies to it, not to the running example's 1 PFLOP/s
+    from replicaplan.replica import ReplicaModel
+
+    h100 = cost.phase_prices(model=ReplicaModel(), prefill_efficiency=0.5, peak_flops=989e12)
+    assert h100["input_per_million"] == pytest.approx(2 / 3600 * 2 * 8e9 / (0.5 * 989e12) * 1e6)
+    with pytest.raises(ValueError, match="peak_flops"):
+        cost.phase_prices(model=ReplicaModel(), prefill_efficiency=0.5)
 
 
 @pytest.mark.parametrize(

@@ -172,23 +172,30 @@ def phase_prices(
     model: ReplicaModel | None = None,
     batch: int | None = None,
     prefill_efficiency: float | None = None,
+    peak_flops: float | None = None,
 ) -> dict:
     """Price of an input (prefill) and an output (decode) token by the GPU time each takes.
 
     A prompt token costs 2 N_p / (η P_peak) seconds of a replica (compute-bound prefill, η the
     share of the peak FLOP/s a prefill reaches: the model's own unless ``prefill_efficiency`` is
-    given); an output token costs TPOT(b)/b, its share of a decode step with b sequences
-    (memory-bound). Returns currency per million tokens for each phase and their ratio, which
-    grows in proportion to η and falls as the batch fills.
+    given, as a share of ``peak_flops``, which a model of one's own must come with, since a
+    ``ReplicaModel`` keeps only the FLOP/s its prefill reaches); an output token costs
+    TPOT(b)/b, its share of a decode step with b sequences (memory-bound). Returns currency per
+    million tokens for each phase and their ratio, which grows in proportion to η and falls as
+    the batch fills.
 
     >>> round(phase_prices(prefill_efficiency=0.5)["output_to_input"], 1)
     12.2
     """
     price_per_hour = _check.positive("price_per_hour", price_per_hour)
-    model = model or ReplicaModel()
     if prefill_efficiency is not None:
         eta = _check.fraction("prefill_efficiency", prefill_efficiency)
-        model = replace(model, prefill_flops=EXAMPLE.peak_flops * eta)
+        if peak_flops is None and model is not None:
+            raise ValueError("peak_flops must be given with prefill_efficiency and a model")
+        peak = EXAMPLE.peak_flops if peak_flops is None else peak_flops
+        peak = _check.positive("peak_flops", peak)
+        model = replace(model or ReplicaModel(), prefill_flops=peak * eta)
+    model = model or ReplicaModel()
     b = model.batch if batch is None else _check.integer("batch", batch, minimum=1)
     per_second = price_per_hour / 3600
     input_s = float(model.prefill_s(1))
