@@ -213,8 +213,8 @@ def _plan(args: argparse.Namespace) -> str:
     op = operating_point(
         trace,
         target_utilization=args.target,
-        ttft_slo_s=args.ttft,
-        tpot_slo_s=args.tpot,
+        ttft_slo_s=args.ttft_slo,
+        tpot_slo_s=args.tpot_slo,
         quota=args.quota,
     )
     rate = trace.rate_per_minute()
@@ -296,6 +296,28 @@ def _plan(args: argparse.Namespace) -> str:
     return "\n".join(lines)
 
 
+def _add_promises(parser: argparse.ArgumentParser) -> None:
+    """The promises a replica is sized against, spelled the same in every command."""
+    parser.add_argument(
+        "--quota",
+        type=float,
+        default=EXAMPLE.quota,
+        help="required share, in (0, 1) (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--ttft-slo",
+        type=float,
+        default=EXAMPLE.ttft_slo_s,
+        help="TTFT SLO, s (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--tpot-slo",
+        type=float,
+        default=EXAMPLE.tpot_slo_s,
+        help="TPOT SLO, s (default: %(default)s)",
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="replicaplan",
@@ -364,24 +386,7 @@ def build_parser() -> argparse.ArgumentParser:
         default=0.02,
         help="width of the final bracket of the bisection for mu*, req/s (default: 0.02)",
     )
-    cap.add_argument(
-        "--quota",
-        type=float,
-        default=EXAMPLE.quota,
-        help="required share, in (0, 1) (default: %(default)s)",
-    )
-    cap.add_argument(
-        "--ttft-slo",
-        type=float,
-        default=EXAMPLE.ttft_slo_s,
-        help="TTFT SLO, s (default: %(default)s)",
-    )
-    cap.add_argument(
-        "--tpot-slo",
-        type=float,
-        default=EXAMPLE.tpot_slo_s,
-        help="TPOT SLO, s (default: %(default)s)",
-    )
+    _add_promises(cap)
     cap.add_argument(
         "--mix",
         choices=("azure", "identical"),
@@ -487,9 +492,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     pl.add_argument("--log", required=True, help="CSV request log")
     pl.add_argument("--target", type=float, default=EXAMPLE.target_utilization, help="rho*")
-    pl.add_argument("--ttft", type=float, default=EXAMPLE.ttft_slo_s, help="TTFT promise, s")
-    pl.add_argument("--tpot", type=float, default=EXAMPLE.tpot_slo_s, help="TPOT promise, s")
-    pl.add_argument("--quota", type=float, default=EXAMPLE.quota, help="share meeting both")
+    _add_promises(pl)
     pl.add_argument(
         "--startup", type=int, default=EXAMPLE.startup_min, help="start-up time, whole minutes"
     )
