@@ -4,7 +4,7 @@ replicaplan day [--capacity 8] [--target 0.8] [--startup 8] [--reserve 3] [--jso
 replicaplan capacity [--model replica|mm1] [--rates 1:10:0.5] [--quota 0.9] [--json] ...
 replicaplan cost [--price 2] [--tokens-per-s 2560] [--utilization 0.36] [--discount 0.6 --lost 0.1]
 replicaplan roofline [--params 8e9] [--batch 64] [--context 2000] [--tpot 0.025] ...
-replicaplan plan --log requests.csv [--target 0.8] [--manifest hpa.yaml] [--json]
+replicaplan plan --log requests.csv | --rates minutes.csv [--model … --gpu …] [--report DIR] ...
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from pathlib import Path
 
 from .example import EXAMPLE
 
@@ -193,107 +194,154 @@ def _roofline(args: argparse.Namespace) -> str:
     )
 
 
-def _plan(args: argparse.Namespace) -> str:
-    import math
+def _named_or_spec(kind: str, text: str, names: dict, cls, fields: dict):
+    """A GPU or model shape by name (``names``), or spelled key=value,key=value (``fields``
+    maps each key to its type; the keys without a default are required)."""
+    if "=" not in text:
+        if text not in names:
+            raise ValueError(
+                f"--{kind}: unknown name {text!r}; known: {', '.join(sorted(names))}, "
+                f"or key=value pairs ({', '.join(fields)})"
+            )
+        return names[text]
+    values = {}
+    for part in text.split(","):
+        key, _, value = part.partition("=")
+        key = key.strip()
+        if key not in fields:
+            raise ValueError(f"--{kind}: unknown key {key!r}; allowed: {', '.join(fields)}")
+        try:
+            values[key] = fields[key](float(value))
+        except ValueError:
+            raise ValueError(f"--{kind}: {key} must be a number, got {value!r}") from None
+        if not values[key] > 0:
+            raise ValueError(f"--{kind}: {key} must be > 0, got {value}")
+    return cls(name=f"{kind} {text}", **values)
+
+
+def _replica(args: argparse.Namespace):
+    """The replica the plan sizes: the running example, a datasheet, or a fit to measurements."""
+    from .replica import GPU, GPUS, MODELS, ModelShape, ReplicaModel
+
+    shape_fields = {
+        "params": float,
+        "layers": int,
+        "kv_heads": int,
+        "head_dim": int,
+        "hidden": int,
+        "bytes_per_param": float,
+        "bytes_per_kv_value": float,
+    }
+    gpu_fields = dict.fromkeys(("memory_bytes", "bandwidth", "flops", "link_bandwidth"), float)
+    fitting = bool(args.tpot_point or args.ttft_point)
+    if not (args.model or args.gpu or fitting):
+        return ReplicaModel()
+    if not args.model:
+        raise ValueError("--model is required with --gpu, --tpot-point or --ttft-point")
+    shape = _named_or_spec("model", args.model, MODELS, ModelShape, shape_fields)
+    if not (args.gpu or fitting):
+        raise ValueError("--gpu is required with --model (or measured --tpot/--ttft-point)")
+    card = _named_or_spec("gpu", args.gpu, GPUS, GPU, gpu_fields) if args.gpu else None
+    sheet = card and ReplicaModel.from_hardware(shape, card, gpus=args.gpus, batch=args.batch)
+    if not fitting:
+        return sheet
+    tpot = [_numbers("--tpot-point", x, 3) for x in args.tpot_point or []]
+    ttft = [_numbers("--ttft-point", x, 2) for x in args.ttft_point or []]
+    # timings from the measurements; the cache from the GPU's memory when --gpu is given
+    memory = {"kv_capacity_tokens": sheet.kv_capacity_tokens} if sheet else {}
+    return ReplicaModel.fit(shape, tpot=tpot, ttft=ttft, batch=args.batch, **memory)
+
+
+def _numbers(option: str, text: str, n: int) -> tuple:
+    try:
+        values = tuple(float(v) for v in text.split(","))
+    except ValueError:
+        values = ()
+    if len(values) != n:
+        raise ValueError(f"{option}: expected {n} comma-separated numbers, got {text!r}")
+    return values
+
+
+def _progress(share: float) -> None:
+    """A progress bar on the terminal's standard error (the plan's reading of a long log)."""
+    bar = "#" * int(30 * share)
+    print(f"\rreading the log [{bar:<30}] {100 * share:5.1f} %", end="", file=sys.stderr)
+    if share >= 1:
+        print(file=sys.stderr)
+
+
+def _write_whole(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` whole or not at all: a temporary file beside it, renamed."""
     import os
     import tempfile
-    from pathlib import Path
 
-    from .fleet import replicas_needed
-    from .loadgen import read_trace
-    from .manifest import hpa_manifest, to_yaml
-    from .plan import operating_point, recommend, replay
+    fd, tmp = tempfile.mkstemp(dir=path.resolve().parent, prefix=f".{path.name}-")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
 
-    path = Path(args.log)
-    if not path.is_file():
-        raise ValueError(f"--log: no such file: {path}")
-    if args.manifest and not Path(args.manifest).resolve().parent.is_dir():
-        raise ValueError(f"--manifest: no such directory: {Path(args.manifest).parent}")
-    trace = read_trace(path)
-    op = operating_point(
-        trace,
+
+def _plan(args: argparse.Namespace) -> str:
+    from .loadgen import read_rate_series, read_trace
+    from .manifest import to_yaml
+    from .plan import plan
+    from .plan_report import summary, text, write_report
+
+    source = Path(args.log or args.rates)
+    inputs = (("--log", args.log), ("--rates", args.rates), ("--lengths", args.lengths))
+    for option, value in inputs:
+        if value and not Path(value).is_file():
+            raise ValueError(f"{option}: no such file: {value}")
+    for option, value in (("--manifest", args.manifest), ("--keda", args.keda)):
+        if value and not Path(value).resolve().parent.is_dir():
+            raise ValueError(f"{option}: no such directory: {Path(value).parent}")
+    if args.report:
+        report = Path(args.report)
+        if report.exists() and (not report.is_dir() or any(report.iterdir())):
+            raise ValueError(f"--report: {report} exists and is not empty")
+        if not report.resolve().parent.is_dir():
+            raise ValueError(f"--report: no such directory: {report.parent}")
+    model = _replica(args)
+    progress = _progress if sys.stderr.isatty() else None
+    if args.log:
+        traffic = read_trace(args.log, progress=progress)
+    else:
+        traffic = read_rate_series(args.rates)
+    lengths = read_trace(args.lengths) if args.lengths else None
+    p = plan(
+        traffic,
+        model,
+        lengths=lengths,
         target_utilization=args.target,
         ttft_slo_s=args.ttft_slo,
         tpot_slo_s=args.tpot_slo,
         quota=args.quota,
-    )
-    rate = trace.rate_per_minute()
-    rows = replay(
-        rate,
-        op.mu_star,
-        target=op.target_utilization,
         startup_min=args.startup,
         price_per_hour=args.price,
-        answer_tokens=max(1, round(op.mean_output)),
+        name=args.name,
+        metric_name=args.metric,
+        prometheus=args.prometheus,
     )
-    best, why = recommend(rows)
-    low = max(1, replicas_needed(float(rate.min()), op.mu_star, op.target_utilization))
-    high = max(low + 1, 2 * replicas_needed(float(rate.max()), op.mu_star, op.target_utilization))
-    manifest = hpa_manifest(args.name, op.concurrency_target, min_replicas=low, max_replicas=high)
-    text = to_yaml(manifest)
+    # everything is computed; only now is anything written
+    written = []
     if args.manifest:
-        target = Path(args.manifest)
-        # written whole or not at all: a temporary file beside the target, then renamed
-        fd, tmp = tempfile.mkstemp(dir=target.resolve().parent, prefix=".hpa-", suffix=".yaml")
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.replace(tmp, target)
-    out = {
-        "log": str(path),
-        "requests": int(trace.prompt.size),
-        "minutes": int(rate.size),
-        "mean_rate_rps": float(rate.mean()),
-        "peak_minute_rps": float(rate.max()),
-        "mean_prompt_tokens": op.mean_prompt,
-        "mean_output_tokens": op.mean_output,
-        "mu_star_rps": op.mu_star,
-        "mu_star_stderr_rps": op.mu_star_stderr,
-        "target_utilization": op.target_utilization,
-        "operating_rate_rps": op.rate,
-        "residence_s": op.residence_s,
-        "concurrency_target": op.concurrency_target,
-        "min_replicas": low,
-        "max_replicas": high,
-        "policies": [
-            {
-                "policy": r.policy.name,
-                **r.result.summary(),
-                "cost": r.priced.cost,
-                "cost_per_million_output_tokens": r.priced.per_million,
-            }
-            for r in rows
-        ],
-        "recommended": {"policy": best.policy.name, "why": why},
-        "hpa": manifest,
-    }
+        _write_whole(Path(args.manifest), to_yaml(p.hpa))
+        written.append(args.manifest)
+    if args.keda:
+        _write_whole(Path(args.keda), to_yaml(p.keda))
+        written.append(args.keda)
+    if args.report:
+        write_report(p, args.report, fmt=args.report_format, log=source.name)
+        written.append(args.report)
     if args.json:
-        return json.dumps(out, indent=2)
-    err = op.mu_star_stderr
-    lines = [
-        f"{out['requests']:,} requests over {out['minutes']} minutes: mean "
-        f"{out['mean_rate_rps']:.2f} req/s, busiest minute {out['peak_minute_rps']:.2f} req/s",
-        f"mean prompt {op.mean_prompt:,.0f} tokens, mean answer {op.mean_output:,.0f} tokens",
-        f"capacity of one replica on this mix: mu* = {op.mu_star:.2f} req/s"
-        + (f" (+/- {err:.2f})" if err is not None and math.isfinite(err) else ""),
-        f"at rho* = {op.target_utilization:g}: {op.rate:.2f} req/s per replica, "
-        f"{op.residence_s:.2f} s in the replica, concurrency target L* = "
-        f"{op.concurrency_target:.1f}",
-        f"replicas: {low} for the quietest minute, at most {high}",
-        "",
-        f"the log replayed ({args.startup} min start-up, {args.price:g} per replica-hour):",
-        *(
-            f"  {r.policy.name:<44} {r.result.paid_hours:7.1f} h  "
-            f"{r.result.uncovered_minutes:4d} min uncovered  "
-            f"{r.priced.per_million:8.3f} per million output tokens"
-            for r in rows
-        ),
-        f"recommended: {best.policy.name} ({why})",
-        "",
-        text.rstrip(),
-    ]
-    if args.manifest:
-        lines.append(f"(written to {args.manifest})")
-    return "\n".join(lines)
+        requests = {"requests": int(traffic.prompt.size)} if args.log else {}
+        return json.dumps(summary(p, log=str(source), **requests), indent=2)
+    out = text(p, log=source.name)
+    return out + "".join(f"\n(written to {w})" for w in written)
 
 
 def _add_promises(parser: argparse.ArgumentParser) -> None:
@@ -484,13 +532,37 @@ def build_parser() -> argparse.ArgumentParser:
 
     pl = sub.add_parser(
         "plan",
-        help="one replica's capacity and concurrency target on your own request log, and an HPA",
+        help="a fleet for your own traffic: mu*, L*, the policies priced, an HPA and KEDA object",
         description="Reads a request log with the Azure trace's columns (TIMESTAMP, "
-        "ContextTokens, GeneratedTokens), in time order; measures mu* of the book's replica on "
-        "the log's length mix, the concurrency target L* = rho* mu* W, and writes an "
-        "autoscaling/v2 HPA on requests in flight per pod.",
+        "ContextTokens, GeneratedTokens) in time order, or a per-minute rate series (minute, "
+        "rate_rps); measures mu* of the replica on the log's length mix and the concurrency "
+        "target L* = rho* mu* W; replays the traffic under the book's policies, priced per "
+        "token; writes an autoscaling/v2 HPA and a KEDA ScaledObject on requests in flight.",
     )
-    pl.add_argument("--log", required=True, help="CSV request log")
+    traffic = pl.add_mutually_exclusive_group(required=True)
+    traffic.add_argument("--log", help="CSV log: TIMESTAMP, ContextTokens, GeneratedTokens")
+    traffic.add_argument("--rates", help="CSV per-minute series (minute, rate_rps)")
+    pl.add_argument(
+        "--lengths", help="request log whose length mix to use with --rates (default: Azure conv)"
+    )
+    pl.add_argument(
+        "--model", help="model shape: a name (llama-3-8b, llama-3-70b, example-8b) or key=value,…"
+    )
+    pl.add_argument("--gpu", help="GPU: a name (a100-80gb, h100-sxm, example) or key=value,…")
+    pl.add_argument("--gpus", type=int, default=1, help="GPUs per replica (tensor parallel)")
+    pl.add_argument("--batch", type=int, default=64, help="batch cap B (max_num_seqs)")
+    pl.add_argument(
+        "--tpot-point",
+        action="append",
+        metavar="B,CONTEXT,S",
+        help="a measured decode step: batch, context tokens per sequence, seconds (2 or more)",
+    )
+    pl.add_argument(
+        "--ttft-point",
+        action="append",
+        metavar="PROMPT,S",
+        help="a measured TTFT on an idle server: prompt tokens, seconds (2 or more)",
+    )
     pl.add_argument("--target", type=float, default=EXAMPLE.target_utilization, help="rho*")
     _add_promises(pl)
     pl.add_argument(
@@ -498,7 +570,16 @@ def build_parser() -> argparse.ArgumentParser:
     )
     pl.add_argument("--price", type=float, default=EXAMPLE.price_per_hour, help="per replica-hour")
     pl.add_argument("--name", default="llm", help="name of the HPA and of its Deployment")
+    pl.add_argument("--metric", default="requests_in_flight", help="per-pod concurrency metric")
+    pl.add_argument(
+        "--prometheus",
+        default="http://prometheus.monitoring.svc:9090",
+        help="Prometheus address for the KEDA trigger",
+    )
     pl.add_argument("--manifest", help="also write the HPA as YAML to this file")
+    pl.add_argument("--keda", help="also write the KEDA ScaledObject as YAML to this file")
+    pl.add_argument("--report", help="also write a report with its figure into this directory")
+    pl.add_argument("--report-format", choices=("md", "html"), default="md", help="report format")
     pl.add_argument("--json", action="store_true", help="print JSON")
     pl.set_defaults(run=_plan)
     return parser

@@ -21,9 +21,9 @@ log into the per-minute traffic of a day and the length mix of a capacity sweep.
 from __future__ import annotations
 
 import csv
+import itertools
 import math
 from dataclasses import dataclass
-from datetime import datetime
 from pathlib import Path
 
 import numpy as np
@@ -239,11 +239,16 @@ def think_times(mean_s: float, n: int, rng: np.random.Generator) -> np.ndarray:
 
 @dataclass(frozen=True)
 class TraceFile:
-    """A replayable trace: arrival seconds from the first request, and lengths."""
+    """A replayable trace: arrival seconds from the first request, and lengths.
+
+    ``start`` is the first request's time in seconds since the Unix epoch (UTC) when the log
+    gave dates, else 0; it places the log's minutes on the clock (``plan.schedule``).
+    """
 
     arrival: np.ndarray
     prompt: np.ndarray
     output: np.ndarray
+    start: float = 0.0
 
     def rate_per_minute(self) -> np.ndarray:
         """Mean arrival rate (req/s) of each whole minute from the first request on.
@@ -260,7 +265,11 @@ class TraceFile:
         return LengthMix.from_lengths(self.prompt, self.output)
 
 
-def read_trace(path) -> TraceFile:
+CHUNK_ROWS = 250_000
+"""Rows ``read_trace`` converts at a time: memory stays at the arrays plus one chunk of text."""
+
+
+def read_trace(path, *, progress=None) -> TraceFile:
     """Read a CSV with the columns TIMESTAMP, ContextTokens, GeneratedTokens.
 
     TIMESTAMP is an ISO date-time (fractions of a second beyond microseconds are cut) or a
@@ -268,47 +277,152 @@ def read_trace(path) -> TraceFile:
     export than a shuffled one, so it is an error, not silently sorted. A missing column, an
     unreadable value, a negative length or a timestamp earlier than the row before raises
     ValueError naming the file and the row.
+
+    The file is read ``CHUNK_ROWS`` rows at a time, each chunk converted by numpy, so a log of
+    millions of requests takes a few bytes a request. ``progress``, if given, is called after
+    each chunk with the share of the file read (0 to 1).
     """
     path = Path(path)
+    size = max(path.stat().st_size, 1)
     times, prompts, outputs = [], [], []
+    first_row = 2  # row 1 is the header
+    previous = first_stamp = None
     with path.open(newline="", encoding="utf-8") as f:
-        reader = csv.DictReader(f)
-        missing = [c for c in TRACE_COLUMNS if c not in (reader.fieldnames or [])]
+        reader = csv.reader(f)
+        header = next(reader, [])
+        missing = [c for c in TRACE_COLUMNS if c not in header]
         if missing:
             raise ValueError(
                 f"{path}: missing column(s) {', '.join(missing)}; "
                 f"expected {', '.join(TRACE_COLUMNS)}"
             )
-        for row_no, row in enumerate(reader, start=2):  # row 1 is the header
-            try:
-                times.append(_seconds(row["TIMESTAMP"]))
-                p, o = int(row["ContextTokens"]), int(row["GeneratedTokens"])
-            except (TypeError, ValueError) as err:
-                raise ValueError(f"{path}, row {row_no}: unreadable value ({err})") from None
-            if p < 0 or o < 0:
-                raise ValueError(
-                    f"{path}, row {row_no}: lengths must be >= 0, got "
-                    f"ContextTokens={p}, GeneratedTokens={o}"
-                )
-            if len(times) > 1 and times[-1] < times[-2]:
-                raise ValueError(
-                    f"{path}, row {row_no}: TIMESTAMP {row['TIMESTAMP'].strip()} is earlier than "
-                    "the row before; the log must be in time order"
-                )
+        cols = [header.index(c) for c in TRACE_COLUMNS]
+        width = max(cols) + 1
+        while True:
+            rows = list(itertools.islice(reader, CHUNK_ROWS))
+            if not rows:
+                break
+            t, p, o = _trace_chunk(path, rows, cols, width, first_row)
+            if previous is not None and t[0] < previous:
+                raise ValueError(_out_of_order(path, first_row, rows[0][cols[0]]))
+            if first_stamp is None:
+                first_stamp = rows[0][cols[0]]
+            times.append(t)
             prompts.append(p)
-            outputs.append(max(o, 1))
+            outputs.append(o)
+            previous = t[-1]
+            first_row += len(rows)
+            if progress is not None:
+                progress(min(1.0, f.buffer.tell() / size))  # bytes read ahead
     if not times:
         raise ValueError(f"{path}: no requests")
-    t = np.array(times)
-    return TraceFile(t - t[0], np.array(prompts), np.array(outputs))
+    t = np.concatenate(times)
+    return TraceFile(
+        t - t[0],
+        np.concatenate(prompts),
+        np.maximum(np.concatenate(outputs), 1),  # a zero-token answer counts as one
+        start=float(t[0]) if _dated(first_stamp) else 0.0,
+    )
 
 
-def _seconds(stamp: str) -> float:
-    stamp = stamp.strip()
+def _out_of_order(path, row_no: int, stamp: str) -> str:
+    return (
+        f"{path}, row {row_no}: TIMESTAMP {stamp.strip()} is earlier than the row before; "
+        "the log must be in time order"
+    )
+
+
+def _dated(stamp: str) -> bool:
     try:
-        return float(stamp)
+        float(stamp)
     except ValueError:
-        pass
-    date, _, frac = stamp.partition(".")
-    parsed = datetime.fromisoformat(date)
-    return parsed.timestamp() + (float("0." + frac) if frac else 0.0)
+        return True
+    return False
+
+
+def _trace_chunk(path, rows, cols, width, first_row):
+    """One chunk of rows as arrays (seconds, prompt, output), or the first bad row's error."""
+    try:
+        if any(len(r) < width for r in rows):
+            raise ValueError("short row")
+        stamps = [r[cols[0]] for r in rows]
+        t = _seconds_array(stamps)
+        p = np.array([r[cols[1]] for r in rows], dtype=np.int64)
+        o = np.array([r[cols[2]] for r in rows], dtype=np.int64)
+    except (ValueError, TypeError, OverflowError):
+        t = p = o = None  # find the row by reading the chunk one row at a time
+    if t is None or np.any(p < 0) or np.any(o < 0) or np.any(np.diff(t) < 0):
+        _first_bad_row(path, rows, cols, width, first_row)
+    return t, p, o
+
+
+def _first_bad_row(path, rows, cols, width, first_row) -> None:
+    last = None
+    for k, row in enumerate(rows):
+        row_no = first_row + k
+        try:
+            if len(row) < width:
+                raise ValueError(f"{len(row)} fields, expected at least {width}")
+            t = float(_seconds_array([row[cols[0]]])[0])
+            p, o = int(row[cols[1]]), int(row[cols[2]])
+        except (TypeError, ValueError, OverflowError) as err:
+            raise ValueError(f"{path}, row {row_no}: unreadable value ({err})") from None
+        if p < 0 or o < 0:
+            raise ValueError(
+                f"{path}, row {row_no}: lengths must be >= 0, got "
+                f"ContextTokens={p}, GeneratedTokens={o}"
+            )
+        if last is not None and t < last:
+            raise ValueError(_out_of_order(path, row_no, row[cols[0]]))
+        last = t
+    raise AssertionError("a chunk failed to convert but no row is bad")  # pragma: no cover
+
+
+def _seconds_array(stamps: list[str]) -> np.ndarray:
+    """Seconds (numbers, or ISO date-times as seconds since the epoch, UTC) of ``stamps``."""
+    if _dated(stamps[0]):
+        dates = np.array([s.strip() for s in stamps], dtype="datetime64[us]")
+        if np.isnat(dates).any():
+            raise ValueError("a date-time is missing")
+        return dates.astype(np.int64) / 1e6
+    return np.array(stamps, dtype=float)
+
+
+RATE_COLUMNS = ("minute", "rate_rps")
+
+
+def read_rate_series(path) -> np.ndarray:
+    """Read a per-minute arrival-rate series: a CSV with the columns minute, rate_rps.
+
+    ``minute`` counts whole minutes from the start (0, 1, 2, … with none missing, in order);
+    ``rate_rps`` is that minute's mean arrival rate in requests per second (≥ 0, finite).
+    Returns the rates; anything else raises ValueError naming the file and the row.
+    """
+    path = Path(path)
+    rates = []
+    with path.open(newline="", encoding="utf-8") as f:
+        reader = csv.reader(f)
+        header = [h.strip() for h in next(reader, [])]
+        missing = [c for c in RATE_COLUMNS if c not in header]
+        if missing:
+            raise ValueError(
+                f"{path}: missing column(s) {', '.join(missing)}; "
+                f"expected {', '.join(RATE_COLUMNS)}"
+            )
+        i_min, i_rate = (header.index(c) for c in RATE_COLUMNS)
+        for row_no, row in enumerate(reader, start=2):
+            try:
+                minute, rate = int(row[i_min]), float(row[i_rate])
+            except (IndexError, ValueError) as err:
+                raise ValueError(f"{path}, row {row_no}: unreadable value ({err})") from None
+            if minute != len(rates):
+                raise ValueError(
+                    f"{path}, row {row_no}: minute must be {len(rates)} (whole minutes from 0, "
+                    f"in order, none missing), got {minute}"
+                )
+            if not (math.isfinite(rate) and rate >= 0):
+                raise ValueError(f"{path}, row {row_no}: rate_rps must be >= 0, got {rate}")
+            rates.append(rate)
+    if not rates:
+        raise ValueError(f"{path}: no minutes")
+    return np.array(rates)

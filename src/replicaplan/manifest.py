@@ -22,6 +22,7 @@ from decimal import Decimal
 import yaml
 
 from . import _check
+from .controllers import HPAOn
 from .hpa import HorizontalAutoscaler, Rules, ScalingPolicy
 
 
@@ -186,3 +187,121 @@ def autoscaler_from_manifest(manifest, replicas: int = 1) -> HorizontalAutoscale
         raise ValueError(
             f"not an autoscaling/v2 HPA of the expected shape: missing {err}"
         ) from None
+
+
+def controller_from_manifest(manifest) -> HPAOn:
+    """A closed-loop controller (``control.simulate_fleet``) running the HPA of ``manifest`` on
+    the fleet's requests in flight per replica, with the manifest's bounds and behavior."""
+    hpa = autoscaler_from_manifest(manifest)
+    return HPAOn(
+        {"concurrency": hpa.target},
+        up=hpa.up,
+        down=hpa.down,
+        min_replicas=hpa.min_replicas,
+        max_replicas=hpa.max_replicas,
+    )
+
+
+# ------------------------------------------------------------------ KEDA
+def _cron_windows(schedule: list[int], floor: int, lead_min: int) -> list[tuple[int, int, int]]:
+    """Runs of clock hours whose scheduled minimum exceeds ``floor``: (first hour, hours,
+    replicas), consecutive hours with the same minimum merged (a run may wrap past midnight
+    only when the whole day is scheduled, which is then one run of 24 hours)."""
+    runs: list[tuple[int, int, int]] = []
+    for hour, n in enumerate(schedule):
+        if n <= floor:
+            continue
+        if runs and runs[-1][0] + runs[-1][1] == hour and runs[-1][2] == n:
+            first, length, _ = runs[-1]
+            runs[-1] = (first, length + 1, n)
+        else:
+            runs.append((hour, 1, n))
+    return runs
+
+
+def keda_scaled_object(
+    name: str,
+    concurrency_target: float,
+    *,
+    min_replicas: int,
+    max_replicas: int,
+    up: Rules | None = None,
+    down: Rules | None = None,
+    metric_name: str = "requests_in_flight",
+    prometheus: str = "http://prometheus.monitoring.svc:9090",
+    schedule: list[int] | None = None,
+    lead_min: int = 0,
+    timezone: str = "Etc/UTC",
+    deployment: str | None = None,
+) -> dict:
+    """The KEDA ``ScaledObject`` (keda.sh/v1alpha1) equivalent to ``hpa_manifest``.
+
+    A ``prometheus`` trigger reads the fleet's total requests in flight, ``sum(metric_name)``,
+    with an AverageValue threshold L*: the HPA KEDA creates then wants ⌈total/L*⌉ replicas, the
+    same as the Pods metric. The bounds and ``behavior`` go to ``minReplicaCount``,
+    ``maxReplicaCount`` and ``advanced.horizontalPodAutoscalerConfig.behavior``. With a
+    ``schedule`` (minimum replicas for each clock hour, 24 values) a ``cron`` trigger per run
+    of hours above ``min_replicas`` asks for that many replicas from ``lead_min`` minutes
+    before the run (the start-up) to its end; KEDA takes the largest of its triggers.
+    Field names follow the KEDA documentation (concepts/scaling-deployments, scalers/prometheus,
+    scalers/cron, keda.sh/docs/2.17); trigger metadata values are strings.
+    """
+    hpa = hpa_manifest(
+        name,
+        concurrency_target,
+        min_replicas=min_replicas,
+        max_replicas=max_replicas,
+        up=up,
+        down=down,
+        metric_name=metric_name,
+        deployment=deployment,
+    )
+    spec = hpa["spec"]
+    if not isinstance(prometheus, str) or not prometheus.startswith(("http://", "https://")):
+        raise ValueError(f"prometheus must be an http(s) URL, got {prometheus!r}")
+    lead_min = _check.integer("lead_min", lead_min, minimum=0)
+    triggers = [
+        {
+            "type": "prometheus",
+            "metricType": "AverageValue",
+            "metadata": {
+                "serverAddress": prometheus,
+                "query": f"sum({metric_name})",
+                # a plain decimal (KEDA parses it as a float), equal to the HPA's quantity
+                "threshold": repr(
+                    parse_quantity(spec["metrics"][0]["pods"]["target"]["averageValue"])
+                ),
+            },
+        }
+    ]
+    if schedule is not None:
+        if len(schedule) != 24:
+            raise ValueError(f"schedule must hold 24 hourly minimums, got {len(schedule)}")
+        for hour, length, n in _cron_windows(list(schedule), min_replicas, lead_min):
+            begin = (hour * 60 - lead_min) % (24 * 60)
+            end_hour = (hour + length) % 24
+            if length == 24:  # all day: from midnight to the minute before (start ≠ end)
+                begin, end_hour = 0, None
+            triggers.append(
+                {
+                    "type": "cron",
+                    "metadata": {
+                        "timezone": timezone,
+                        "start": f"{begin % 60} {begin // 60} * * *",
+                        "end": "59 23 * * *" if end_hour is None else f"0 {end_hour} * * *",
+                        "desiredReplicas": str(min(n, max_replicas)),
+                    },
+                }
+            )
+    return {
+        "apiVersion": "keda.sh/v1alpha1",
+        "kind": "ScaledObject",
+        "metadata": {"name": name},
+        "spec": {
+            "scaleTargetRef": {"name": spec["scaleTargetRef"]["name"]},
+            "minReplicaCount": spec["minReplicas"],
+            "maxReplicaCount": spec["maxReplicas"],
+            "advanced": {"horizontalPodAutoscalerConfig": {"behavior": spec["behavior"]}},
+            "triggers": triggers,
+        },
+    }

@@ -19,14 +19,23 @@ import numpy as np
 
 from . import _check
 from .capacity import QUOTA, TPOT_SLO_S, TTFT_SLO_S, replica_sweep
+from .control import FleetRun, per_second, simulate_fleet
 from .cost import PricedPolicy, price_day
-from .day import DayPolicy, DayResult, run_policies
+from .day import (
+    MINUTES_PER_DAY,
+    SCALE_DOWN_WINDOW_MIN,
+    DayPolicy,
+    DayResult,
+    run_policies,
+)
 from .example import EXAMPLE
-from .fleet import replicas_needed
-from .loadgen import TraceFile, poisson_arrivals
+from .fleet import FluidReplica, replicas_needed
+from .hpa import Rules, ScalingPolicy
+from .loadgen import AZURE_CONVERSATION, LengthMix, TraceFile, poisson_arrivals
+from .manifest import controller_from_manifest, hpa_manifest, keda_scaled_object
 from .queueing import littles_law
 from .replica import ReplicaModel, simulate_open
-from .reserve import step_reserve
+from .reserve import ramp_reserve, step_reserve
 
 
 @dataclass(frozen=True)
@@ -48,7 +57,7 @@ class OperatingPoint:
 
 
 def operating_point(
-    trace: TraceFile,
+    trace: TraceFile | LengthMix,
     model: ReplicaModel | None = None,
     *,
     target_utilization: float = EXAMPLE.target_utilization,
@@ -58,18 +67,22 @@ def operating_point(
     n_requests: int = 4000,
     seed: int = 0,
 ) -> OperatingPoint:
-    """μ*, ρ*μ*, W̄ and L* of ``model`` on the length mix of ``trace``.
+    """μ*, ρ*μ*, W̄ and L* of ``model`` on the length mix of ``trace`` (a log, or a mix).
 
     The sweep's grid spans 10 % to 130 % of the raw rate a full batch completes at the log's
     mean answer length; a grid that does not bracket μ* (promises no load can meet, for
     instance) is an error that says why.
     """
-    if not isinstance(trace, TraceFile):
-        raise ValueError("trace must be a TraceFile (loadgen.read_trace)")
+    if isinstance(trace, TraceFile):
+        mix = trace.length_mix()
+        mean_prompt, mean_output = float(trace.prompt.mean()), float(trace.output.mean())
+    elif isinstance(trace, LengthMix):
+        mix = trace
+        mean_prompt, mean_output = mix.mean()
+    else:
+        raise ValueError("trace must be a TraceFile (loadgen.read_trace) or a LengthMix")
     model = model or ReplicaModel()
     target_utilization = _check.fraction("target_utilization", target_utilization)
-    mix = trace.length_mix()
-    mean_prompt, mean_output = float(trace.prompt.mean()), float(trace.output.mean())
     raw = model.raw_capacity_rps(mean_output)
     grid = np.round(np.linspace(0.1, 1.3, 13) * raw, 4)
     sweep = replica_sweep(
@@ -130,6 +143,71 @@ def largest_step_reserve(rate, capacity: float, target: float) -> int:
     return step_reserve(rise, capacity, target)
 
 
+def steepest_ramp_reserve(rate, capacity: float, target: float, startup_min: int) -> int:
+    """Spares for the steepest ramp in ``rate``: ⌈λ'_max T_start/(ρ*μ*)⌉, where λ'_max is the
+    largest rise over any ``startup_min`` consecutive minutes, divided by that time."""
+    rate = _check.rates("rate", rate)
+    startup_min = _check.integer("startup_min", startup_min, minimum=0)
+    if startup_min == 0 or rate.size <= startup_min:
+        return 0
+    slope = float(np.max(rate[startup_min:] - rate[:-startup_min], initial=0.0)) / (
+        startup_min * 60
+    )
+    return ramp_reserve(slope, startup_min * 60, capacity, target)
+
+
+def spares_for(rate, capacity: float, target: float, startup_min: int) -> int:
+    """The spares of the chasing policy: enough for the log's steepest ramp and largest step."""
+    return max(
+        steepest_ramp_reserve(rate, capacity, target, startup_min),
+        largest_step_reserve(rate, capacity, target),
+    )
+
+
+# ------------------------------------------------------------------ a schedule from history
+def _hour_peaks(rate: np.ndarray, start_s: float) -> np.ndarray:
+    """The busiest minute of each clock hour (UTC) of each calendar day: shape (days, 24), NaN
+    where the log does not reach that hour."""
+    first = int(start_s // 60) % MINUTES_PER_DAY
+    clock = first + np.arange(rate.size)
+    days = clock[-1] // MINUTES_PER_DAY + 1
+    peaks = np.full((days, 24), -np.inf)
+    np.maximum.at(peaks, (clock // MINUTES_PER_DAY, (clock % MINUTES_PER_DAY) // 60), rate)
+    peaks[np.isneginf(peaks)] = np.nan
+    return peaks
+
+
+def days_covered(rate, start_s: float = 0.0) -> int:
+    """Calendar days (UTC) the per-minute ``rate`` touches, from ``start_s`` (epoch seconds)."""
+    return _hour_peaks(_check.rates("rate", rate), start_s).shape[0]
+
+
+def learned_forecast(rate, start_s: float = 0.0) -> np.ndarray:
+    """Per minute, what a schedule learned from the days before would have promised: the busiest
+    minute of the same clock hour, averaged over the earlier days of the log (0 on the first
+    day, which has no history). Each day sees only the days before it, so a replay with it
+    is out of sample."""
+    rate = _check.rates("rate", rate)
+    peaks = _hour_peaks(rate, start_s)
+    seen = np.nan_to_num(peaks)
+    counts = np.cumsum(~np.isnan(peaks), axis=0) - ~np.isnan(peaks)  # earlier days only
+    sums = np.cumsum(seen, axis=0) - seen
+    mean = np.divide(sums, counts, out=np.zeros_like(sums), where=counts > 0)
+    first = int(start_s // 60) % MINUTES_PER_DAY
+    clock = first + np.arange(rate.size)
+    return mean[clock // MINUTES_PER_DAY, (clock % MINUTES_PER_DAY) // 60]
+
+
+def schedule(rate, capacity: float, target: float, start_s: float = 0.0) -> list[int]:
+    """The minimum replicas for each clock hour (UTC, 0–23) learned from the whole log:
+    ⌈peak/(ρ*μ*)⌉ of the busiest minute of that hour averaged over the days (0 for an hour the
+    log never reaches). This is the table to apply from tomorrow on."""
+    rate = _check.rates("rate", rate)
+    mean = np.nan_to_num(np.nanmean(_hour_peaks(rate, start_s), axis=0))
+    return [int(n) for n in replicas_needed(mean, capacity, target)]
+
+
+# ------------------------------------------------------------------ the policies compared
 def replay(
     rate,
     capacity: float,
@@ -138,19 +216,22 @@ def replay(
     startup_min: int = EXAMPLE.startup_min,
     price_per_hour: float = EXAMPLE.price_per_hour,
     answer_tokens: int = EXAMPLE.answer_tokens,
+    start_s: float = 0.0,
 ) -> list[ReplayRow]:
-    """The log's per-minute traffic under three policies, each priced per token.
+    """The log's per-minute traffic under the book's policies, each priced per token.
 
     * always on: the fleet the busiest minute needs at the target, ⌈max λ/(ρ*μ*)⌉, all along;
     * chase: the book's autoscaler with ``startup_min`` minutes of start-up;
-    * chase with spares: the same, plus the spares the log's largest one-minute rise needs.
+    * chase with spares: the same, plus ``spares_for`` the log's steepest ramp and largest step;
+    * with a schedule, for logs of two days or more: chase, and start ``startup_min`` minutes
+      early the replicas ``learned_forecast`` promises from the days before.
     """
     rate = _check.rates("rate", rate)
     capacity = _check.positive("capacity", capacity)
     target = _check.fraction("target", target)
     startup_min = _check.integer("startup_min", startup_min, minimum=0)
     peak_fleet = replicas_needed(float(rate.max()), capacity, target)
-    spares = largest_step_reserve(rate, capacity, target)
+    spares = spares_for(rate, capacity, target, startup_min)
     policies = [
         DayPolicy("always on, sized for the busiest minute", startup_min=0, fixed=peak_fleet),
         DayPolicy(f"chase, {startup_min} min start", startup_min=startup_min),
@@ -160,7 +241,17 @@ def replay(
             reserve=spares,
         ),
     ]
-    rows = run_policies(rate, policies, capacity, target)
+    forecast = None
+    if days_covered(rate, start_s) >= 2:
+        forecast = learned_forecast(rate, start_s)
+        policies.append(
+            DayPolicy(
+                f"chase, {startup_min} min start, schedule from earlier days",
+                startup_min=startup_min,
+                forecast=True,
+            )
+        )
+    rows = run_policies(rate, policies, capacity, target, forecast)
     priced = price_day(rows, price_per_hour=price_per_hour, answer_tokens=answer_tokens)
     return [ReplayRow(p, r, c) for (p, r), c in zip(rows, priced, strict=True)]
 
@@ -173,3 +264,203 @@ def recommend(rows: list[ReplayRow]) -> tuple[ReplayRow, str]:
         return best, "the cheapest per token of the policies that leave no minute uncovered"
     best = min(rows, key=lambda r: (r.result.uncovered_minutes, r.priced.per_million))
     return best, "no policy covers every minute; this one leaves the fewest uncovered"
+
+
+# ------------------------------------------------------------------ the autoscaler's behavior
+def scale_down_window_min(startup_min: int) -> int:
+    """Minutes of recommendations a scale-down respects: max(the book's window, T_start).
+
+    A replica given back and wanted again within a start-up leaves that start-up uncovered,
+    so a dip shorter than T_start should not release one."""
+    return max(SCALE_DOWN_WINDOW_MIN, _check.integer("startup_min", startup_min, minimum=0))
+
+
+def behavior(rate, capacity: float, target: float, startup_min: int) -> tuple[Rules, Rules]:
+    """The HPA's ``behavior`` from the start-up time and the log's ramps.
+
+    Up, every 15 s sync: no window; at most max(4, k↑) pods or 100 % more, whichever is more,
+    where k↑ = ⌈Δλ↑_max/(ρ*μ*)⌉ are the replicas the log's largest one-minute rise asks for, so
+    the limit never holds back a rise the log has shown (4 and 100 % are the API's defaults).
+    Down: the highest recommendation of the last ``scale_down_window_min`` minutes, and at
+    most max(1, k↓) pods a minute, k↓ = ⌈Δλ↓_max/(ρ*μ*)⌉ for the largest one-minute fall.
+    """
+    rate = _check.rates("rate", rate)
+    steps = np.diff(rate)
+    k_up = step_reserve(float(np.max(steps, initial=0.0)), capacity, target)
+    k_down = step_reserve(float(-np.min(steps, initial=0.0)), capacity, target)
+    up = Rules((ScalingPolicy("Pods", max(4, k_up), 15), ScalingPolicy("Percent", 100, 15)))
+    down = Rules(
+        (ScalingPolicy("Pods", max(1, k_down), 60),),
+        stabilization_s=60 * scale_down_window_min(startup_min),
+    )
+    return up, down
+
+
+def fluid_replica(model: ReplicaModel, point: OperatingPoint) -> FluidReplica:
+    """The replica in its fluid limit at the log's mean request, for second-by-second replays."""
+    memory = model.weight_bytes + model.kv_capacity_tokens * model.kv_bytes_per_token
+    return FluidReplica(
+        model,
+        prompt_tokens=point.mean_prompt,
+        output_tokens=point.mean_output,
+        gpu_memory_bytes=memory,
+    )
+
+
+def hpa_replay(
+    rate, manifest, replica: FluidReplica, *, startup_min: int, seed: int = 0
+) -> FleetRun:
+    """The HPA of ``manifest`` (dict or YAML) driving a fleet of ``replica`` over the per-minute
+    ``rate``, second by second with Poisson arrivals (``control.simulate_fleet``)."""
+    rate = _check.rates("rate", rate)
+    controller = controller_from_manifest(manifest)
+    first = max(controller.hpa.min_replicas, replicas_needed(float(rate[0]), replica.capacity_rps))
+    return simulate_fleet(
+        per_second(rate),
+        controller,
+        startup_s=60 * _check.integer("startup_min", startup_min, minimum=0),
+        replica=replica,
+        initial=min(first, controller.hpa.max_replicas),
+        seed=seed,
+    )
+
+
+# ------------------------------------------------------------------ the whole plan
+@dataclass(frozen=True)
+class Plan:
+    """Everything ``plan`` finds: the operating point, the policies over the log's traffic, the
+    recommendation, the schedule and the autoscaler's manifests with their replay."""
+
+    point: OperatingPoint
+    rate: np.ndarray
+    start_s: float
+    startup_min: int
+    price_per_hour: float
+    rows: list[ReplayRow]
+    recommended: ReplayRow
+    why: str
+    schedule: list[int] | None
+    """Minimum replicas per clock hour (UTC), learned from two days or more; else None."""
+    min_replicas: int
+    max_replicas: int
+    hpa: dict
+    keda: dict
+    hpa_run: FleetRun
+
+    @property
+    def hpa_cost_per_million(self) -> float:
+        """The replayed HPA's price per million output tokens."""
+        tokens = self.hpa_run.served.sum() * self.point.mean_output
+        return self.hpa_run.paid_hours * self.price_per_hour / tokens * 1e6
+
+
+def plan(
+    traffic,
+    model: ReplicaModel | None = None,
+    *,
+    lengths: TraceFile | LengthMix | None = None,
+    target_utilization: float = EXAMPLE.target_utilization,
+    ttft_slo_s: float = TTFT_SLO_S,
+    tpot_slo_s: float = TPOT_SLO_S,
+    quota: float = QUOTA,
+    startup_min: int = EXAMPLE.startup_min,
+    price_per_hour: float = EXAMPLE.price_per_hour,
+    name: str = "llm",
+    metric_name: str = "requests_in_flight",
+    prometheus: str = "http://prometheus.monitoring.svc:9090",
+    start_s: float | None = None,
+    n_requests: int = 4000,
+    seed: int = 0,
+) -> Plan:
+    """Plan a fleet for ``traffic``: a request log (``loadgen.read_trace``) or a per-minute rate
+    series (``loadgen.read_rate_series``), served by ``model`` (the running example's replica by
+    default) within the promises.
+
+    The length mix is the log's own, or ``lengths``; a rate series carries no lengths, so it
+    takes ``lengths`` or the Azure conversation mix. Errors, each naming the parameter: promises
+    no load meets, a log shorter than the scale-down window, a log without requests.
+    """
+    model = model or ReplicaModel()
+    if isinstance(traffic, TraceFile):
+        rate = traffic.rate_per_minute()
+        lengths = lengths or traffic
+        start_s = traffic.start if start_s is None else start_s
+    else:
+        rate = _check.rates("traffic", traffic)
+        lengths = lengths or AZURE_CONVERSATION
+        start_s = start_s or 0.0
+    if not rate.any():
+        raise ValueError("traffic holds no requests")
+    startup_min = _check.integer("startup_min", startup_min, minimum=0)
+    window = scale_down_window_min(startup_min)
+    if rate.size < window:
+        raise ValueError(
+            f"traffic covers {rate.size} minute(s), shorter than the scale-down window "
+            f"({window} min = max({SCALE_DOWN_WINDOW_MIN}, startup_min)): a replay could not "
+            "show one scale-down; give a log of at least that many minutes"
+        )
+    price_per_hour = _check.positive("price_per_hour", price_per_hour)
+    point = operating_point(
+        lengths,
+        model,
+        target_utilization=target_utilization,
+        ttft_slo_s=ttft_slo_s,
+        tpot_slo_s=tpot_slo_s,
+        quota=quota,
+        n_requests=n_requests,
+        seed=seed,
+    )
+    target, mu = point.target_utilization, point.mu_star
+    rows = replay(
+        rate,
+        mu,
+        target=target,
+        startup_min=startup_min,
+        price_per_hour=price_per_hour,
+        answer_tokens=max(1, round(point.mean_output)),
+        start_s=start_s,
+    )
+    best, why = recommend(rows)
+    table = schedule(rate, mu, target, start_s) if days_covered(rate, start_s) >= 2 else None
+    low = max(1, replicas_needed(float(rate.min()), mu, target))
+    high = max(low + 1, 2 * replicas_needed(float(rate.max()), mu, target))
+    up, down = behavior(rate, mu, target, startup_min)
+    hpa = hpa_manifest(
+        name,
+        point.concurrency_target,
+        min_replicas=low,
+        max_replicas=high,
+        up=up,
+        down=down,
+        metric_name=metric_name,
+    )
+    scheduled = table if table is not None and best.policy.forecast else None
+    keda = keda_scaled_object(
+        name,
+        point.concurrency_target,
+        min_replicas=low,
+        max_replicas=high,
+        up=up,
+        down=down,
+        metric_name=metric_name,
+        prometheus=prometheus,
+        schedule=scheduled,
+        lead_min=startup_min,
+    )
+    run = hpa_replay(rate, hpa, fluid_replica(model, point), startup_min=startup_min, seed=seed)
+    return Plan(
+        point=point,
+        rate=rate,
+        start_s=float(start_s),
+        startup_min=startup_min,
+        price_per_hour=price_per_hour,
+        rows=rows,
+        recommended=best,
+        why=why,
+        schedule=table,
+        min_replicas=low,
+        max_replicas=high,
+        hpa=hpa,
+        keda=keda,
+        hpa_run=run,
+    )

@@ -327,3 +327,36 @@ def plot_forecast_study(study):
     left.legend(fontsize=8, loc="upper left")
     fig.tight_layout()
     return fig
+
+
+def plot_plan(rows, hpa_run=None, *, start_s: float = 0.0):
+    """A plan's policies over the log's traffic: arrivals and each policy's ready capacity
+    (req/s, per minute), with the HPA's replay averaged per minute when given.
+
+    ``rows`` are ``plan.ReplayRow``; the x axis is hours from the log's first minute, labelled
+    with the clock (UTC) when ``start_s`` places the log on it.
+    """
+    first = rows[0].result
+    hours = np.arange(first.rate.size) / 60
+    fig, ax = plt.subplots(figsize=(10, 4.2))
+    ax.step(hours, first.rate, where="post", color="black", lw=1.2, label="arrivals λ(t)")
+    styles = ["-", "--", ":", "-.", (0, (5, 1))]
+    for row, ls in zip(rows, styles, strict=False):
+        capacity = row.result.ready_capacity
+        ax.step(hours, capacity, where="post", ls=ls, lw=1.2, label=row.policy.name)
+    if hpa_run is not None:
+        per_min = hpa_run.ready[: first.rate.size * 60].reshape(-1, 60).mean(axis=1)
+        ax.plot(hours, per_min * first.capacity, lw=1, alpha=0.8, label="the HPA written, replayed")
+    ax.set_ylabel("requests/s")
+    offset_h = (start_s % 86400) / 3600
+    span = hours[-1] if hours.size > 1 else 1
+    step = 1 if span <= 12 else 6 if span <= 72 else 24
+    ticks = np.arange(0, span + 1e-9, step) if span >= step else np.array([0.0])
+    ax.set_xticks(ticks)
+    ax.set_xticklabels([clock(int(round((t + offset_h) * 60)) % 1440) for t in ticks])
+    ax.set_xlabel("clock (UTC)" if start_s else "time from the first request (HH:MM)")
+    ax.set_ylim(bottom=0)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8, loc="upper left")
+    fig.tight_layout()
+    return fig
