@@ -399,3 +399,19 @@ def test_a_report_directory_in_use_is_refused(capsys, tmp_path):
     assert main([*args, "--report", str(tmp_path)]) == 2
     assert "exists and is not empty" in capsys.readouterr().err
     assert [p.name for p in tmp_path.iterdir()] == ["keep.txt"]
+
+
+@pytest.mark.parametrize("lam", [20.0, 50.0, 100.0])
+def test_the_hpa_on_steady_traffic_settles_between_mu_star_and_the_target(lam):
+    """On constant traffic the HPA written for L* settles where each replica carries no more
+    than μ* and, within its 10 % tolerance band, about ρ*μ*: λ/μ* ≤ N ≤ ⌈λ/(ρ*μ*)⌉ + 1."""
+    point = plan.operating_point(lg.read_trace(SAMPLE_LOG), n_requests=2000)
+    replica = plan.fluid_replica(ReplicaModel(), point)
+    # calibrated: a replica holding L* completes ρ*μ* requests a second
+    assert float(replica.completion_rate(point.concurrency_target)) == pytest.approx(point.rate)
+    hpa = manifest.hpa_manifest("x", point.concurrency_target, min_replicas=1, max_replicas=60)
+    run = plan.hpa_replay(np.full(90, lam), hpa, replica, startup_min=2)
+    settled = np.unique(run.ready[3600:])
+    assert settled.size == 1
+    n = int(settled[0])
+    assert lam / point.mu_star <= n <= math.ceil(lam / point.rate) + 1

@@ -114,9 +114,19 @@ def simulate_fleet(
     arrivals = np.random.default_rng(seed).poisson(rate) if poisson else rate.copy()
     arrivals = arrivals.astype(float).tolist()
 
-    # c(b) on a fine grid of b, for speed (b is continuous in the fluid limit)
+    # c(b) on a fine grid of b, for speed (b is continuous in the fluid limit); the grid's
+    # points are k/4, exact in binary, so the cell of b is ⌊4b⌋ and the value is np.interp's
+    # own slope · (b − b_k) + c_k, bit for bit
     grid = np.linspace(0, B, 4 * B + 1)
     c_grid = replica.completion_rate(grid)
+    c_list, g_list, last = c_grid.tolist(), grid.tolist(), grid.size - 1
+    slopes = (np.diff(c_grid) / np.diff(grid)).tolist()
+
+    def completion(b: float) -> float:
+        k = int(4 * b)
+        if k >= last:
+            return c_list[last]
+        return slopes[k] * (b - g_list[k]) + c_list[k]
 
     first = max(1, replicas_needed(float(rate[0]), mu)) if initial is None else initial
     fleet = Fleet(ready=_check.integer("initial", first, minimum=1), startup=startup_s)
@@ -128,27 +138,28 @@ def simulate_fleet(
         ready = fleet.ready
         in_flight += arrivals[t]
         b = min(in_flight / ready, B)
-        served = min(ready * float(np.interp(b, grid, c_grid)), in_flight)
+        served = min(ready * completion(b), in_flight)
         in_flight -= served
         per = in_flight / ready
         waiting = max(0.0, in_flight - ready * B)
-        util = gpu_utilization(per, replica.busy_requests)
         out["ready"][t], out["paid"][t] = ready, fleet.paid
         out["in_flight"][t], out["waiting"][t] = in_flight, waiting
-        out["served"][t], out["util"][t] = served, util
+        out["served"][t] = served
         if t >= next_sync:
             next_sync += controller.period_s
             m = Metrics(
                 now=float(t),
                 ready=ready,
                 starting=len(fleet.starting),
-                gpu_utilization=util,
+                gpu_utilization=gpu_utilization(per, replica.busy_requests),
                 concurrency=per,
                 queue=waiting,
                 kv_occupancy=float(replica.kv_occupancy(min(per, B))),
                 in_flight=in_flight,
             )
             fleet.resize(max(1, int(controller.decide(m))), t)
+    # the counter as it read each second (the controller saw the same values at its syncs)
+    out["util"] = gpu_utilization(out["in_flight"] / out["ready"], replica.busy_requests)
     return FleetRun(
         rate=rate,
         ready=out["ready"],

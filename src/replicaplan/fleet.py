@@ -114,18 +114,26 @@ class FluidReplica:
     gpu_memory_bytes: float = 80e9
     busy_requests: float = 1.0
     """k of ``gpu_utilization``: 1 under the Poisson occupancy model."""
+    slowdown: float = 1.0
+    """κ: every request's time multiplied by κ ≥ 1, the waits and the prefill passes that
+    stall decoding in the discrete replica, which the fluid limit leaves out (``plan``
+    calibrates it so that the two agree at the operating point)."""
 
     def __post_init__(self):
         _check.non_negative("prompt_tokens", self.prompt_tokens)
         _check.positive("output_tokens", self.output_tokens)
+        if not self.slowdown >= 1:
+            raise ValueError(f"slowdown must be >= 1, got {self.slowdown!r}")
         if self.gpu_memory_bytes <= self.model.weight_bytes:
             raise ValueError("gpu_memory_bytes must exceed the model's weight bytes")
 
     def residence_s(self, b):
-        """W_s(b) = prefill + (output − 1) · TPOT(b): seconds a request spends in a batch of b."""
-        return float(self.model.prefill_s(self.prompt_tokens)) + (
-            self.output_tokens - 1
-        ) * self.model.tpot(b)
+        """W_s(b) = κ · [prefill + (output − 1) · TPOT(b)]: seconds a request spends in a batch
+        of b."""
+        return self.slowdown * (
+            float(self.model.prefill_s(self.prompt_tokens))
+            + (self.output_tokens - 1) * self.model.tpot(b)
+        )
 
     def completion_rate(self, b):
         """c(b) = b / W_s(b), requests/s completed by a replica running b sequences."""

@@ -13,7 +13,7 @@ running example, on the log's own length mix:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -297,14 +297,24 @@ def behavior(rate, capacity: float, target: float, startup_min: int) -> tuple[Ru
 
 
 def fluid_replica(model: ReplicaModel, point: OperatingPoint) -> FluidReplica:
-    """The replica in its fluid limit at the log's mean request, for second-by-second replays."""
+    """The replica in its fluid limit at the log's mean request, for second-by-second replays,
+    calibrated to the discrete replica at the operating point.
+
+    The fluid limit leaves out what the discrete replica measures at ρ*μ*: waits for a
+    prefill pass and decode steps stalled by them. Its request time is stretched by
+    κ = W̄ / W_s(L*) (at least 1) so that a replica holding L* in flight completes ρ*μ*
+    requests a second, as Little's law and the measured W̄ say it does.
+    """
     memory = model.weight_bytes + model.kv_capacity_tokens * model.kv_bytes_per_token
-    return FluidReplica(
+    plain = FluidReplica(
         model,
         prompt_tokens=point.mean_prompt,
         output_tokens=point.mean_output,
         gpu_memory_bytes=memory,
     )
+    running = min(point.concurrency_target, model.batch)
+    slowdown = max(1.0, point.residence_s / float(plain.residence_s(max(running, 1.0))))
+    return replace(plain, slowdown=slowdown)
 
 
 def hpa_replay(

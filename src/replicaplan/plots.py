@@ -338,7 +338,7 @@ def plot_plan(rows, hpa_run=None, *, start_s: float = 0.0):
     """
     first = rows[0].result
     hours = np.arange(first.rate.size) / 60
-    fig, ax = plt.subplots(figsize=(10, 4.2))
+    fig, ax = plt.subplots(figsize=(11, 4.2))
     ax.step(hours, first.rate, where="post", color="black", lw=1.2, label="arrivals λ(t)")
     styles = ["-", "--", ":", "-.", (0, (5, 1))]
     for row, ls in zip(rows, styles, strict=False):
@@ -349,14 +349,20 @@ def plot_plan(rows, hpa_run=None, *, start_s: float = 0.0):
         ax.plot(hours, per_min * first.capacity, lw=1, alpha=0.8, label="the HPA written, replayed")
     ax.set_ylabel("requests/s")
     offset_h = (start_s % 86400) / 3600
-    span = hours[-1] if hours.size > 1 else 1
-    step = 1 if span <= 12 else 6 if span <= 72 else 24
-    ticks = np.arange(0, span + 1e-9, step) if span >= step else np.array([0.0])
+    span = max(float(hours[-1]), 1.0)
+    if span > 48:  # days: a tick at each midnight (UTC), named by its day
+        ticks = np.arange((24 - offset_h) % 24, span + 1e-9, 24)
+        labels = [f"day {int((t + offset_h) // 24) + 1}" for t in ticks]
+        ax.set_xlabel("day of the log (ticks at 00:00 UTC)")
+    else:
+        step = 1 if span <= 12 else 6
+        ticks = np.arange(0, span + 1e-9, step)
+        labels = [clock(int(round((t + offset_h) * 60)) % 1440) for t in ticks]
+        ax.set_xlabel("clock (UTC)" if start_s else "time from the first request (HH:MM)")
     ax.set_xticks(ticks)
-    ax.set_xticklabels([clock(int(round((t + offset_h) * 60)) % 1440) for t in ticks])
-    ax.set_xlabel("clock (UTC)" if start_s else "time from the first request (HH:MM)")
+    ax.set_xticklabels(labels)
     ax.set_ylim(bottom=0)
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=8, loc="upper left")
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1), borderaxespad=0)
     fig.tight_layout()
     return fig
