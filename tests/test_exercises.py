@@ -79,3 +79,29 @@ def test_utilization():
     ceiling = (2 * 8e9 / (4000 * m_kv)) / (1e15 / 3e12)
     assert g["ex4_ceiling"] == pytest.approx(ceiling)  # 9.2 %
     assert g["ex4_ceiling8"] == pytest.approx(2 * ceiling)
+
+
+def test_plan_your_fleet():
+    g = glued("plan_your_fleet")
+    assert g["ex1_fleet"] == math.ceil(30 / (0.8 * 8.8))  # 30 req/s on 7.04 each: 5
+    assert g["ex2_l"] == pytest.approx(0.8 * 8.8 * 5)  # L* = 35.2
+    assert g["ex3_mean"] == pytest.approx((50 + 56 + 62) / 3)
+    assert g["ex3_n"] == math.ceil(56 / 7.04)  # 8
+    assert g["ex4_window"] == 12  # max(5, 12) minutes
+    assert g["ex4_pods"] == math.ceil(20 / 7.04)  # 3 pods a minute
+
+
+def test_plan_your_fleet_prose():
+    """What the chapter's sentences say about its numbers, checked on the numbers."""
+    g = glued("plan_your_fleet")
+    assert g["s_fleet"] == 1  # "keep one on"
+    # the table: chasing falls short at 15 minutes, the schedule covers every minute, and the
+    # schedule is cheaper than the spares and dearer than plain chasing
+    assert g["w_chase_unc"] > 0 and g["w_sched_unc"] == 0 and g["w_spare_unc"] == 0
+    assert g["w_chase_cost"] < g["w_sched_cost"] < g["w_spare_cost"] < g["w_alw_cost"]
+    assert g["w_chase8_unc"] == 0  # with the book's 8 minutes chasing alone covers the week
+    # "below X minutes chasing covers; from Y the schedule too falls short", X ≤ 15 < Y
+    assert g["sens_first_short"] <= g["w_start"] < g["sens_sched_short"]
+    assert g["sens_same"] == 1  # doubling the price keeps the recommendation
+    assert g["sens_mu_lo"] < g["sens_mu_hi"] and g["sens_cost_lo"] > g["sens_cost_hi"]
+    assert g["h_kappa"] > 1  # the discrete replica is slower than its fluid limit

@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import numbers
+from pathlib import Path
 
 import numpy as np
+
+DATA = Path(__file__).resolve().parents[2] / "data"
+"""The repository's data folder (the vendored logs), for the chapters run from a clone."""
 
 
 def glue_number(name: str, value) -> None:

@@ -165,6 +165,11 @@ def spares_for(rate, capacity: float, target: float, startup_min: int) -> int:
 
 
 # ------------------------------------------------------------------ a schedule from history
+SCHEDULE_MIN_DAYS = 2
+"""Calendar days a log must touch before a schedule is learned from it (one to learn from, one to
+replay on)."""
+
+
 def _hour_peaks(rate: np.ndarray, start_s: float) -> np.ndarray:
     """The busiest minute of each clock hour (UTC) of each calendar day: shape (days, 24), NaN
     where the log does not reach that hour."""
@@ -242,7 +247,7 @@ def replay(
         ),
     ]
     forecast = None
-    if days_covered(rate, start_s) >= 2:
+    if days_covered(rate, start_s) >= SCHEDULE_MIN_DAYS:
         forecast = learned_forecast(rate, start_s)
         policies.append(
             DayPolicy(
@@ -431,7 +436,8 @@ def plan(
         start_s=start_s,
     )
     best, why = recommend(rows)
-    table = schedule(rate, mu, target, start_s) if days_covered(rate, start_s) >= 2 else None
+    enough = days_covered(rate, start_s) >= SCHEDULE_MIN_DAYS
+    table = schedule(rate, mu, target, start_s) if enough else None
     low = max(1, replicas_needed(float(rate.min()), mu, target))
     high = max(low + 1, 2 * replicas_needed(float(rate.max()), mu, target))
     up, down = behavior(rate, mu, target, startup_min)

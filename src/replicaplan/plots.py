@@ -366,3 +366,39 @@ def plot_plan(rows, hpa_run=None, *, start_s: float = 0.0):
     ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1), borderaxespad=0)
     fig.tight_layout()
     return fig
+
+
+def plot_plan_sensitivity(startups, per_million: dict, uncovered: dict, promises, mu_stars, cost):
+    """How a plan moves: each policy's price per million output tokens against the start-up
+    time (left; a hollow marker where the policy leaves minutes uncovered), and μ* with the
+    recommended policy's price against the TPOT promise (right)."""
+    fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4.2))
+    markers = ["o", "s", "^", "D"]
+    for (name, y), mk in zip(per_million.items(), markers, strict=False):
+        short = np.asarray(uncovered[name]) > 0
+        (line,) = left.plot(startups, y, "-", lw=1.2, label=name)
+        left.plot(np.asarray(startups)[~short], np.asarray(y)[~short], mk, color=line.get_color())
+        left.plot(
+            np.asarray(startups)[short],
+            np.asarray(y)[short],
+            mk,
+            mfc="white",
+            color=line.get_color(),
+        )
+    left.set_xlabel("start-up time (min)")
+    left.set_ylabel("price per million output tokens")
+    left.set_ylim(bottom=0)
+    left.grid(alpha=0.3)
+    left.legend(fontsize=7, loc="lower right")
+    ms = np.asarray(promises) * 1000
+    right.plot(ms, mu_stars, "o-", color="black", label="μ* (left axis)")
+    right.set_xlabel("TPOT promise (ms)")
+    right.set_ylabel("μ* (req/s)")
+    right.grid(alpha=0.3)
+    twin = right.twinx()
+    twin.plot(ms, cost, "s--", color="tab:red", label="recommended policy's price (right axis)")
+    twin.set_ylabel("price per million output tokens")
+    handles = right.get_legend_handles_labels()[0] + twin.get_legend_handles_labels()[0]
+    right.legend(handles, [h.get_label() for h in handles], fontsize=7, loc="center right")
+    fig.tight_layout()
+    return fig
