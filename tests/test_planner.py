@@ -415,3 +415,47 @@ def test_the_hpa_on_steady_traffic_settles_between_mu_star_and_the_target(lam):
     assert settled.size == 1
     n = int(settled[0])
     assert lam / point.mu_star <= n <= math.ceil(lam / point.rate) + 1
+
+
+@pytest.fixture(scope="module")
+def scheduled_week():
+    return plan.plan(lg.read_rate_series(WEEK), startup_min=15, n_requests=2000)
+
+
+def test_the_keda_object_read_back_reproduces_its_replay_and_holds_its_minimums(
+    scheduled_week, tmp_path
+):
+    p = scheduled_week
+    assert p.recommended.policy.forecast and p.keda_run is not None
+    f = tmp_path / "keda.yaml"
+    f.write_text(manifest.to_yaml(p.keda))
+    fluid = plan.fluid_replica(ReplicaModel(), p.point)
+    again = plan.keda_replay(p.rate, f.read_text(), fluid, startup_min=15, start_s=p.start_s)
+    assert again.summary() == p.keda_run.summary()
+    windows = manifest.schedule_from_scaled_object(p.keda)
+    assert windows and all(n <= p.max_replicas for _, _, n in windows)
+    for start, _end, n in windows:  # two minutes into each window the fleet pays for n or more
+        for day in range(7):
+            t = (day * 1440 + start + 2) * 60
+            assert p.keda_run.paid[t] >= n, (day, start, n)
+    # the minimums cost hours and buy the seconds the HPA alone left waiting
+    assert p.keda_run.paid_hours > p.hpa_run.paid_hours
+    assert p.keda_run.queued_seconds <= p.hpa_run.queued_seconds
+
+
+def test_cron_expressions_read_back():
+    obj = manifest.keda_scaled_object(
+        "llm",
+        30,
+        min_replicas=1,
+        max_replicas=9,
+        schedule=[1] * 10 + [4] * 2 + [1] * 12,
+        lead_min=20,
+    )
+    assert manifest.schedule_from_scaled_object(obj) == [(9 * 60 + 40, 12 * 60, 4)]
+    obj["spec"]["triggers"][1]["metadata"]["start"] = "*/5 9 * * *"
+    with pytest.raises(ValueError, match="start must be a daily cron"):
+        manifest.schedule_from_scaled_object(obj)
+    obj["spec"]["triggers"][1]["metadata"]["timezone"] = "Europe/Rome"
+    with pytest.raises(ValueError, match="only Etc/UTC"):
+        manifest.schedule_from_scaled_object(obj)

@@ -20,9 +20,13 @@ models      grid       the power-grid figures of the opening
 analyses    capacity   the open-loop capacity sweep and mu*
             day        the simulated day and its policy table
             control    the closed loop: traffic -> replicas -> metrics -> controller
+            manifest   the HPA (autoscaling/v2) and KEDA ScaledObject a plan applies; read back
 composed    cost       cost per token, the day priced, the spot factor, input vs output tokens
             spot       a spot (or two-layer) fleet over the simulated day
+            plan       a reader's own traffic: mu*, L*, the policies replayed and priced, a
+                       schedule from its days, the autoscaler's behavior and manifests
 faces       report     text: the policy table, clock times, the lines the CLI prints
+            plan_report a plan as JSON, terminal text, or a report directory with its figure
             plots      figure functions
             book       helpers for the chapter notebooks (glue)
             cli        the ``replicaplan`` command

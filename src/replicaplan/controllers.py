@@ -65,7 +65,10 @@ class HPAOn:
     # A replica that is still starting is counted as a Pending pod (unready: zero on a
     # scale-up, left out on a scale-down), which is what it is while its image is pulled.
 
-    def __init__(self, targets: dict, **kwargs):
+    def __init__(self, targets: dict, *, floor=None, **kwargs):
+        """``floor``, if given, maps the time (s) to replicas asked for by a schedule (KEDA's cron
+        triggers): one more metric whose recommendation joins the others before the limits."""
+        self.floor = floor
         if not targets:
             raise ValueError("targets must name at least one metric")
         for name, value in targets.items():
@@ -92,6 +95,8 @@ class HPAOn:
                     tolerance=self.hpa.tolerance,
                 )
             wanted.append(count)
+        if self.floor is not None:
+            wanted.append(int(self.floor(m.now)))
         return self.hpa.apply(m.now, max(wanted))
 
 

@@ -305,3 +305,76 @@ def keda_scaled_object(
             "triggers": triggers,
         },
     }
+
+
+def _cron_minute(expr: str, field: str) -> int:
+    """Minute of the day of a daily cron expression "M H * * *" (the form the planner writes)."""
+    parts = str(expr).split()
+    try:
+        minute, hour = int(parts[0]), int(parts[1])
+        daily = len(parts) == 5 and parts[2:] == ["*", "*", "*"]
+    except (IndexError, ValueError):
+        daily = False
+    if not daily or not (0 <= minute < 60 and 0 <= hour < 24):
+        raise ValueError(f"{field} must be a daily cron expression 'M H * * *', got {expr!r}")
+    return 60 * hour + minute
+
+
+def schedule_from_scaled_object(obj) -> list[tuple[int, int, int]]:
+    """The cron triggers of a ScaledObject as (start minute, end minute, replicas), minutes of
+    the day in the trigger's time zone (only Etc/UTC is read)."""
+    windows = []
+    for i, trigger in enumerate(obj["spec"]["triggers"]):
+        if trigger.get("type") != "cron":
+            continue
+        meta = trigger["metadata"]
+        if meta.get("timezone", "Etc/UTC") not in ("Etc/UTC", "UTC"):
+            raise ValueError(f"triggers[{i}].metadata.timezone: only Etc/UTC is read")
+        start = _cron_minute(meta["start"], f"triggers[{i}].metadata.start")
+        end = _cron_minute(meta["end"], f"triggers[{i}].metadata.end")
+        windows.append(
+            (start, end, _whole(f"triggers[{i}].desiredReplicas", int(meta["desiredReplicas"]), 1))
+        )
+    return windows
+
+
+def controller_from_scaled_object(obj, *, start_s: float = 0.0) -> HPAOn:
+    """The HPA that KEDA makes of ``obj`` (dict or YAML), as a closed-loop controller: the
+    Prometheus trigger's threshold as the per-replica target of requests in flight, the bounds
+    and behavior of the object, and its cron triggers as a floor that joins the metric's
+    recommendation before the limits, as KEDA's cron metric does. ``start_s`` places the run's
+    second 0 on the clock (seconds since the epoch, UTC)."""
+    if isinstance(obj, str):
+        obj = yaml.safe_load(obj)
+    try:
+        if obj["apiVersion"] != "keda.sh/v1alpha1" or obj["kind"] != "ScaledObject":
+            raise ValueError("not a keda.sh/v1alpha1 ScaledObject")
+        spec = obj["spec"]
+        (prom,) = [t for t in spec["triggers"] if t["type"] == "prometheus"]
+        target = float(prom["metadata"]["threshold"])
+        behavior = spec.get("advanced", {}).get("horizontalPodAutoscalerConfig", {})
+        behavior = behavior.get("behavior", {})
+        up = _rules_from(behavior["scaleUp"]) if "scaleUp" in behavior else Rules.default_up()
+        down = (
+            _rules_from(behavior["scaleDown"]) if "scaleDown" in behavior else Rules.default_down()
+        )
+        low, high = spec.get("minReplicaCount", 0), spec.get("maxReplicaCount", 100)
+    except (KeyError, TypeError, ValueError) as err:
+        raise ValueError(f"not a ScaledObject of the expected shape: {err}") from None
+    windows = schedule_from_scaled_object(obj)
+
+    def floor(now: float) -> int:
+        minute = int((start_s + now) // 60) % (24 * 60)
+        active = [
+            n for a, b, n in windows if (a <= minute < b if a < b else minute >= a or minute < b)
+        ]
+        return max(active, default=0)
+
+    return HPAOn(
+        {"concurrency": target},
+        floor=floor if windows else None,
+        up=up,
+        down=down,
+        min_replicas=max(1, low),
+        max_replicas=high,
+    )

@@ -32,7 +32,12 @@ from .example import EXAMPLE
 from .fleet import FluidReplica, replicas_needed
 from .hpa import Rules, ScalingPolicy
 from .loadgen import AZURE_CONVERSATION, LengthMix, TraceFile, poisson_arrivals
-from .manifest import controller_from_manifest, hpa_manifest, keda_scaled_object
+from .manifest import (
+    controller_from_manifest,
+    controller_from_scaled_object,
+    hpa_manifest,
+    keda_scaled_object,
+)
 from .queueing import littles_law
 from .replica import ReplicaModel, simulate_open
 from .reserve import ramp_reserve, step_reserve
@@ -327,8 +332,20 @@ def hpa_replay(
 ) -> FleetRun:
     """The HPA of ``manifest`` (dict or YAML) driving a fleet of ``replica`` over the per-minute
     ``rate``, second by second with Poisson arrivals (``control.simulate_fleet``)."""
+    return _replay(rate, controller_from_manifest(manifest), replica, startup_min, seed)
+
+
+def keda_replay(
+    rate, scaled_object, replica: FluidReplica, *, startup_min: int, start_s: float, seed: int = 0
+) -> FleetRun:
+    """The HPA KEDA makes of ``scaled_object`` (its cron minimums included, placed on the clock
+    by ``start_s``) driving a fleet of ``replica`` over ``rate``, as ``hpa_replay``."""
+    controller = controller_from_scaled_object(scaled_object, start_s=start_s)
+    return _replay(rate, controller, replica, startup_min, seed)
+
+
+def _replay(rate, controller, replica: FluidReplica, startup_min: int, seed: int) -> FleetRun:
     rate = _check.rates("rate", rate)
-    controller = controller_from_manifest(manifest)
     first = max(controller.hpa.min_replicas, replicas_needed(float(rate[0]), replica.capacity_rps))
     return simulate_fleet(
         per_second(rate),
@@ -361,12 +378,19 @@ class Plan:
     hpa: dict
     keda: dict
     hpa_run: FleetRun
+    keda_run: FleetRun | None
+    """The KEDA object replayed with its cron minimums; None when it has none (then it is the
+    HPA)."""
+
+    def cost_per_million(self, run: FleetRun) -> float:
+        """A replay's price per million output tokens."""
+        tokens = run.served.sum() * self.point.mean_output
+        return run.paid_hours * self.price_per_hour / tokens * 1e6
 
     @property
     def hpa_cost_per_million(self) -> float:
         """The replayed HPA's price per million output tokens."""
-        tokens = self.hpa_run.served.sum() * self.point.mean_output
-        return self.hpa_run.paid_hours * self.price_per_hour / tokens * 1e6
+        return self.cost_per_million(self.hpa_run)
 
 
 def plan(
@@ -463,7 +487,13 @@ def plan(
         schedule=scheduled,
         lead_min=startup_min,
     )
-    run = hpa_replay(rate, hpa, fluid_replica(model, point), startup_min=startup_min, seed=seed)
+    fluid = fluid_replica(model, point)
+    run = hpa_replay(rate, hpa, fluid, startup_min=startup_min, seed=seed)
+    keda_run = None
+    if scheduled is not None:
+        keda_run = keda_replay(
+            rate, keda, fluid, startup_min=startup_min, start_s=start_s, seed=seed
+        )
     return Plan(
         point=point,
         rate=rate,
@@ -479,4 +509,5 @@ def plan(
         hpa=hpa,
         keda=keda,
         hpa_run=run,
+        keda_run=keda_run,
     )

@@ -53,6 +53,12 @@ def summary(p: Plan, **context) -> dict:
         "recommended": {"policy": p.recommended.policy.name, "why": p.why},
         "schedule_utc": p.schedule,
         "hpa_replay": {**run.summary(), "cost_per_million_output_tokens": p.hpa_cost_per_million},
+        "keda_replay": None
+        if p.keda_run is None
+        else {
+            **p.keda_run.summary(),
+            "cost_per_million_output_tokens": p.cost_per_million(p.keda_run),
+        },
         "hpa": p.hpa,
         "keda": p.keda,
     }
@@ -127,6 +133,16 @@ def text(p: Plan, *, log: str = "") -> str:
         f"the HPA below, replayed second by second: {run.paid_hours:.1f} h, "
         f"{run.queued_seconds} s with requests waiting, {run.scale_changes} changes of size, "
         f"{p.hpa_cost_per_million:.3f} per million output tokens",
+        *(
+            []
+            if p.keda_run is None
+            else [
+                f"the KEDA object, cron minimums included, replayed: "
+                f"{p.keda_run.paid_hours:.1f} h, "
+                f"{p.keda_run.queued_seconds} s with requests waiting, "
+                f"{p.cost_per_million(p.keda_run):.3f} per million output tokens"
+            ]
+        ),
         "scheduled minimums:",
         *(f"  {line}" for line in _schedule_lines(p)),
         "",
@@ -176,6 +192,19 @@ def _blocks(p: Plan, log: str) -> list[tuple]:
             f"replica-hours, had requests waiting in {run.queued_seconds} s, changed size "
             f"{run.scale_changes} times and cost {p.hpa_cost_per_million:.3f} per million output "
             "tokens.",
+        ),
+        *(
+            []
+            if p.keda_run is None
+            else [
+                (
+                    "p",
+                    "The KEDA object, its cron minimums included, replayed the same way: "
+                    f"{p.keda_run.paid_hours:.1f} replica-hours, requests waiting in "
+                    f"{p.keda_run.queued_seconds} s, {p.cost_per_million(p.keda_run):.3f} per "
+                    "million output tokens.",
+                )
+            ]
         ),
         ("h2", "Scheduled minimums"),
         ("list", _schedule_lines(p)),
