@@ -307,6 +307,7 @@ def test_plan_on_a_rate_series_schedules_and_reports(capsys, tmp_path):
         "hpa.yaml",
         "keda.yaml",
         "report.md",
+        "startup.png",
     ]
     png = (out / "fleet.png").read_bytes()
     assert png[:8] == b"\x89PNG\r\n\x1a\n" and struct.unpack(">II", png[16:24])[0] >= 800
@@ -459,3 +460,17 @@ def test_cron_expressions_read_back():
     obj["spec"]["triggers"][1]["metadata"]["timezone"] = "Europe/Rome"
     with pytest.raises(ValueError, match="only Etc/UTC"):
         manifest.schedule_from_scaled_object(obj)
+
+
+def test_startup_sensitivity_on_a_step_by_hand():
+    """2 → 10 req/s at once (μ* = 8, ρ* = 0.8): chasing is short for exactly one start-up."""
+    rate = np.r_[np.full(60, 2.0), np.full(30, 10.0), np.full(30, 2.0)]
+    sens = plan.startup_sensitivity(rate, 8.0, [0, 3, 8])
+    assert list(sens.per_million) == ["always on", "chase", "spares"]  # one day: no schedule
+    assert sens.uncovered["chase"].tolist() == [0, 3, 8]
+    assert sens.uncovered["spares"].tolist() == [0, 0, 0]  # ⌈8/6.4⌉ = 2 spares cover the step
+    assert sens.first_short("chase") == 3 and sens.first_short("spares") is None
+    # always on does not depend on the start-up; chasing pays a little more with a slower start
+    assert np.ptp(sens.per_million["always on"]) == 0
+    with pytest.raises(ValueError, match="startups"):
+        plan.startup_sensitivity(rate, 8.0, [])

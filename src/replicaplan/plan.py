@@ -266,6 +266,46 @@ def replay(
     return [ReplayRow(p, r, c) for (p, r), c in zip(rows, priced, strict=True)]
 
 
+POLICY_KINDS = ("always on", "chase", "spares", "schedule")
+"""Short names of ``replay``'s rows, in its order (the schedule only for two days or more)."""
+
+
+@dataclass(frozen=True)
+class StartupSensitivity:
+    """Each policy over the same traffic as the start-up time varies (arrays by ``startups``)."""
+
+    startups: np.ndarray
+    per_million: dict
+    """Policy kind (``POLICY_KINDS``) → price per million output tokens at each start-up."""
+    uncovered: dict
+    """Policy kind → minutes short of capacity at each start-up."""
+
+    def first_short(self, kind: str) -> int | None:
+        """The shortest start-up at which ``kind`` leaves a minute short (None if never)."""
+        short = np.asarray(self.uncovered[kind]) > 0
+        return int(self.startups[np.argmax(short)]) if short.any() else None
+
+
+def startup_sensitivity(rate, capacity: float, startups, **replay_kwargs) -> StartupSensitivity:
+    """``replay`` at each start-up time in ``startups`` (whole minutes): how the policies' prices
+    and shortfalls move with the time a replica takes to start."""
+    startups = np.asarray(startups)
+    if startups.ndim != 1 or startups.size == 0:
+        raise ValueError("startups must be a non-empty list of whole minutes")
+    per_million: dict = {}
+    uncovered: dict = {}
+    for t in startups:
+        rows = replay(rate, capacity, startup_min=int(t), **replay_kwargs)
+        for kind, row in zip(POLICY_KINDS, rows, strict=False):
+            per_million.setdefault(kind, []).append(row.priced.per_million)
+            uncovered.setdefault(kind, []).append(row.result.uncovered_minutes)
+    return StartupSensitivity(
+        startups,
+        {k: np.array(v) for k, v in per_million.items()},
+        {k: np.array(v) for k, v in uncovered.items()},
+    )
+
+
 def recommend(rows: list[ReplayRow]) -> tuple[ReplayRow, str]:
     """The cheapest policy that leaves no minute uncovered; else the one that leaves fewest."""
     covered = [r for r in rows if r.result.uncovered_minutes == 0]

@@ -15,8 +15,11 @@ import shutil
 import tempfile
 from pathlib import Path
 
+import numpy as np
+
 from .manifest import to_yaml
 from .plan import Plan
+from .plan import startup_sensitivity as startup_sensitivity_of
 from .report import clock
 
 
@@ -123,12 +126,17 @@ def text(p: Plan, *, log: str = "") -> str:
         "",
         f"the traffic replayed ({p.startup_min} min start-up, {p.price_per_hour:g} per "
         "replica-hour):",
+        f"  {'policy':<{width}} {'hours':>8} {'short':>6} {'queued':>6} {'beyond':>7} "
+        f"{'use':>4} {'per M tokens':>12}",
         *(
-            f"  {r.policy.name:<{width}} {r.result.paid_hours:8.1f} h  "
-            f"{r.result.uncovered_minutes:4d} min uncovered  "
-            f"{r.priced.per_million:8.3f} per million output tokens"
+            f"  {r.policy.name:<{width}} {r.result.paid_hours:8.1f} "
+            f"{r.result.uncovered_minutes:6d} {r.result.queued_minutes:6d} "
+            f"{100 * r.result.excess_fraction:6.2f}% {100 * r.result.utilization:3.0f}% "
+            f"{r.priced.per_million:12.3f}"
             for r in p.rows
         ),
+        "  (hours paid; minutes short of capacity and with a backlog; requests beyond capacity; "
+        "use of the ready replicas; price per million output tokens)",
         f"recommended: {p.recommended.policy.name} ({p.why})",
         f"the HPA below, replayed second by second: {run.paid_hours:.1f} h, "
         f"{run.queued_seconds} s with requests waiting, {run.scale_changes} changes of size, "
@@ -152,7 +160,7 @@ def text(p: Plan, *, log: str = "") -> str:
 
 
 # ------------------------------------------------------------------ the report directory
-def _blocks(p: Plan, log: str) -> list[tuple]:
+def _blocks(p: Plan, log: str, sens) -> list[tuple]:
     op, run = p.point, p.hpa_run
     return [
         ("h1", f"Fleet plan for {log or 'the traffic given'}"),
@@ -183,6 +191,12 @@ def _blocks(p: Plan, log: str) -> list[tuple]:
         ),
         ("table", POLICY_HEADER, _policy_rows(p)),
         ("img", "fleet.png", "Arrivals and each policy's ready capacity, minute by minute."),
+        ("p", _startup_sentence(sens)),
+        (
+            "img",
+            "startup.png",
+            "Each policy's price against the start-up time; hollow markers leave minutes short.",
+        ),
         ("h2", "The autoscaler"),
         (
             "p",
@@ -209,6 +223,36 @@ def _blocks(p: Plan, log: str) -> list[tuple]:
         ("h2", "Scheduled minimums"),
         ("list", _schedule_lines(p)),
     ]
+
+
+STARTUPS = np.arange(1, 31, 2)
+"""Start-up times (min) the report's second figure runs the policies at."""
+
+
+def startup_sensitivity(p: Plan):
+    """The plan's policies at each of ``STARTUPS`` and at the plan's own start-up."""
+    return startup_sensitivity_of(
+        p.rate,
+        p.point.mu_star,
+        np.unique(np.r_[STARTUPS, p.startup_min]),
+        target=p.point.target_utilization,
+        price_per_hour=p.price_per_hour,
+        answer_tokens=max(1, round(p.point.mean_output)),
+        start_s=p.start_s,
+    )
+
+
+def _startup_sentence(sens) -> str:
+    first = sens.first_short("chase")
+    if first is None:
+        return (
+            f"With any start-up up to {sens.startups[-1]} min, chasing the traffic leaves no "
+            "minute short."
+        )
+    return (
+        f"Chasing the traffic leaves minutes short from a start-up of {first} min on; below "
+        "that, chasing alone covers every minute."
+    )
 
 
 def _markdown(blocks) -> str:
@@ -276,7 +320,7 @@ def write_report(p: Plan, directory, *, fmt: str = "md", log: str = "") -> Path:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from .plots import plot_plan
+    from .plots import plot_plan, plot_plan_sensitivity
 
     if fmt not in ("md", "html"):
         raise ValueError(f"fmt must be 'md' or 'html', got {fmt!r}")
@@ -291,9 +335,13 @@ def write_report(p: Plan, directory, *, fmt: str = "md", log: str = "") -> Path:
         fig = plot_plan(p.rows, p.hpa_run, start_s=p.start_s)
         fig.savefig(tmp / "fleet.png", dpi=120)
         plt.close(fig)
+        sens = startup_sensitivity(p)
+        fig = plot_plan_sensitivity(sens.startups, sens.per_million, sens.uncovered)
+        fig.savefig(tmp / "startup.png", dpi=120)
+        plt.close(fig)
         (tmp / "hpa.yaml").write_text(to_yaml(p.hpa), encoding="utf-8")
         (tmp / "keda.yaml").write_text(to_yaml(p.keda), encoding="utf-8")
-        blocks = _blocks(p, log)
+        blocks = _blocks(p, log, sens)
         if fmt == "md":
             (tmp / "report.md").write_text(_markdown(blocks), encoding="utf-8")
         else:

@@ -368,11 +368,17 @@ def plot_plan(rows, hpa_run=None, *, start_s: float = 0.0):
     return fig
 
 
-def plot_plan_sensitivity(startups, per_million: dict, uncovered: dict, promises, mu_stars, cost):
+def plot_plan_sensitivity(
+    startups, per_million: dict, uncovered: dict, promises=None, mu_stars=None, cost=None
+):
     """How a plan moves: each policy's price per million output tokens against the start-up
-    time (left; a hollow marker where the policy leaves minutes uncovered), and μ* with the
-    recommended policy's price against the TPOT promise (right)."""
-    fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4.2))
+    time (left; a hollow marker where the policy leaves minutes uncovered), and, when
+    ``promises`` are given, μ* with the recommended policy's price against the TPOT promise
+    (right)."""
+    if promises is None:
+        fig, left = plt.subplots(figsize=(6.5, 4.2))
+    else:
+        fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4.2))
     markers = ["o", "s", "^", "D"]
     for (name, y), mk in zip(per_million.items(), markers, strict=False):
         short = np.asarray(uncovered[name]) > 0
@@ -390,6 +396,9 @@ def plot_plan_sensitivity(startups, per_million: dict, uncovered: dict, promises
     left.set_ylim(bottom=0)
     left.grid(alpha=0.3)
     left.legend(fontsize=7, loc="lower right")
+    if promises is None:
+        fig.tight_layout()
+        return fig
     ms = np.asarray(promises) * 1000
     right.plot(ms, mu_stars, "o-", color="black", label="μ* (left axis)")
     right.set_xlabel("TPOT promise (ms)")
