@@ -474,3 +474,31 @@ def test_startup_sensitivity_on_a_step_by_hand():
     assert np.ptp(sens.per_million["always on"]) == 0
     with pytest.raises(ValueError, match="startups"):
         plan.startup_sensitivity(rate, 8.0, [])
+
+
+def test_a_dated_log_of_several_days_puts_its_schedule_on_the_clock(capsys, tmp_path):
+    """A log from 12:00 UTC over two and a half days, busy from 14:00 to 16:00 UTC each day:
+    the schedule it writes asks for more replicas in those two clock hours than in any other."""
+    rng = np.random.default_rng(5)
+    start = np.datetime64("2024-03-04T12:00:00", "us")
+    seconds = 60 * 3600
+    clock_h = (12 + np.arange(seconds) / 3600) % 24
+    rate = np.where((clock_h >= 14) & (clock_h < 16), 30.0, 1.0)
+    counts = rng.poisson(rate)
+    t = np.repeat(np.arange(seconds), counts) + rng.uniform(0, 1, counts.sum())
+    t.sort()
+    stamps = (start + (t * 1e6).astype("timedelta64[us]")).astype(str)
+    p, o = lg.AZURE_CONVERSATION.sample(t.size, rng)
+    log = tmp_path / "days.csv"
+    log.write_text(
+        "TIMESTAMP,ContextTokens,GeneratedTokens\n"
+        + "".join(f"{s.replace('T', ' ')},{a},{b}\n" for s, a, b in zip(stamps, p, o, strict=True))
+    )
+    assert main(["plan", "--log", str(log), "--json"]) == 0
+    got = json.loads(capsys.readouterr().out)
+    table = got["schedule_utc"]
+    busy = min(table[14], table[15])
+    assert busy > max(n for h, n in enumerate(table) if h not in (14, 15))
+    per = got["operating_rate_rps"]
+    assert busy == math.ceil(30 / per) or busy == math.ceil(30 / per) + 1  # Poisson peaks
+    assert len(got["policies"]) == 4

@@ -155,6 +155,13 @@ def _rules_from(d: dict) -> Rules:
     return Rules(policies, d.get("selectPolicy", "Max"), d.get("stabilizationWindowSeconds", 0))
 
 
+def _behavior_from(behavior: dict) -> tuple[Rules, Rules]:
+    """The scale-up and scale-down rules of a ``behavior`` field; the API's defaults if absent."""
+    up = _rules_from(behavior["scaleUp"]) if "scaleUp" in behavior else Rules.default_up()
+    down = _rules_from(behavior["scaleDown"]) if "scaleDown" in behavior else Rules.default_down()
+    return up, down
+
+
 def autoscaler_from_manifest(manifest, replicas: int = 1) -> HorizontalAutoscaler:
     """The package's HPA model of an ``autoscaling/v2`` manifest (a dict, or its YAML text).
 
@@ -171,10 +178,7 @@ def autoscaler_from_manifest(manifest, replicas: int = 1) -> HorizontalAutoscale
             raise ValueError("only a Pods metric with an AverageValue target is read")
         target = parse_quantity(metric["pods"]["target"]["averageValue"])
         behavior = spec.get("behavior", {})
-        up = _rules_from(behavior["scaleUp"]) if "scaleUp" in behavior else Rules.default_up()
-        down = (
-            _rules_from(behavior["scaleDown"]) if "scaleDown" in behavior else Rules.default_down()
-        )
+        up, down = _behavior_from(behavior)
         return HorizontalAutoscaler(
             target=target,
             up=up,
@@ -354,10 +358,7 @@ def controller_from_scaled_object(obj, *, start_s: float = 0.0) -> HPAOn:
         target = float(prom["metadata"]["threshold"])
         behavior = spec.get("advanced", {}).get("horizontalPodAutoscalerConfig", {})
         behavior = behavior.get("behavior", {})
-        up = _rules_from(behavior["scaleUp"]) if "scaleUp" in behavior else Rules.default_up()
-        down = (
-            _rules_from(behavior["scaleDown"]) if "scaleDown" in behavior else Rules.default_down()
-        )
+        up, down = _behavior_from(behavior)
         low, high = spec.get("minReplicaCount", 0), spec.get("maxReplicaCount", 100)
     except (KeyError, TypeError, ValueError) as err:
         raise ValueError(f"not a ScaledObject of the expected shape: {err}") from None

@@ -505,24 +505,14 @@ def plan(
     low = max(1, replicas_needed(float(rate.min()), mu, target))
     high = max(low + 1, 2 * replicas_needed(float(rate.max()), mu, target))
     up, down = behavior(rate, mu, target, startup_min)
-    hpa = hpa_manifest(
-        name,
-        point.concurrency_target,
-        min_replicas=low,
-        max_replicas=high,
-        up=up,
-        down=down,
-        metric_name=metric_name,
-    )
+    # the same target, bounds and behavior in both manifests
+    shared = dict(min_replicas=low, max_replicas=high, up=up, down=down, metric_name=metric_name)
+    hpa = hpa_manifest(name, point.concurrency_target, **shared)
     scheduled = table if table is not None and best.policy.forecast else None
     keda = keda_scaled_object(
         name,
         point.concurrency_target,
-        min_replicas=low,
-        max_replicas=high,
-        up=up,
-        down=down,
-        metric_name=metric_name,
+        **shared,
         prometheus=prometheus,
         schedule=scheduled,
         lead_min=startup_min,
