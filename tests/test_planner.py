@@ -379,6 +379,8 @@ def zero_rates(tmp_path):
         (["--model", "llama-3-8b", "--tpot-point", "1,2"], "--tpot-point: expected 3"),
         (["--model", "llama-3-8b", "--tpot-point", "1,2,0.01"], "tpot needs two or more"),
         (["--startup", "-1"], "startup_min"),
+        (["--name", "My_LLM"], "name must be a DNS-1123 name"),
+        (["--metric", "in-flight"], "metric_name must match"),
         (["--price", "0"], "price_per_hour"),
     ],
 )
@@ -502,3 +504,27 @@ def test_a_dated_log_of_several_days_puts_its_schedule_on_the_clock(capsys, tmp_
     per = got["operating_rate_rps"]
     assert busy == math.ceil(30 / per) or busy == math.ceil(30 / per) + 1  # Poisson peaks
     assert len(got["policies"]) == 4
+
+
+def test_names_the_api_server_would_refuse():
+    for bad in ("", "LLM", "llm_", "-llm", "a" * 254):
+        with pytest.raises(ValueError, match="DNS-1123"):
+            manifest.hpa_manifest(bad, 30)
+    manifest.hpa_manifest("llm-8b.prod", 30)  # dots and dashes inside are fine
+    with pytest.raises(ValueError, match="deployment must be"):
+        manifest.hpa_manifest("llm", 30, deployment="Serve")
+    with pytest.raises(ValueError, match="metric_name"):
+        manifest.keda_scaled_object("llm", 30, min_replicas=1, max_replicas=2, metric_name="9x")
+
+
+def test_a_rate_series_takes_the_length_mix_of_another_log(capsys):
+    code = ROOT / "data/azure-llm-inference-2023/code_sample.csv"
+    assert main(["plan", "--rates", str(WEEK), "--json"]) == 0
+    conv = json.loads(capsys.readouterr().out)
+    assert main(["plan", "--rates", str(WEEK), "--lengths", str(code), "--json"]) == 0
+    with_code = json.loads(capsys.readouterr().out)
+    mix = lg.read_trace(code)
+    assert with_code["mean_output_tokens"] == pytest.approx(mix.output.mean())
+    # code requests: long prompts, short answers; a different mu* from the conversation mix
+    assert with_code["mean_prompt_tokens"] > conv["mean_prompt_tokens"]
+    assert abs(with_code["mu_star_rps"] - conv["mu_star_rps"]) > 0.2

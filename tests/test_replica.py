@@ -11,6 +11,8 @@ def test_calibration_of_the_running_example():
     assert m.tpot(64) == pytest.approx(0.025)  # 25 ms at 64 sequences
     assert 64 / m.tpot(64) == pytest.approx(2560)  # 2,560 tokens/s
     assert m.raw_capacity_rps(320) == pytest.approx(8.0)  # μ ≈ 8 req/s
+    # each 1,000-token prompt's pass (32 ms) holds up the batch: 64/(320·0.025 + 64·0.032)
+    assert m.raw_capacity_rps(320, 1000) == pytest.approx(64 / (8.0 + 64 * 0.032))
     assert m.tpot(1) < m.tpot(32) < m.tpot(64)  # the roofline: more KV, slower
     # weights alone: 16 GB per step at the achieved bandwidth, 43.7 % of the 3 TB/s peak
     assert m.tpot(0) == pytest.approx(16e9 / m.bandwidth)

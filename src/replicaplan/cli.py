@@ -287,7 +287,7 @@ def _write_whole(path: Path, text: str) -> None:
 
 def _plan(args: argparse.Namespace) -> str:
     from .loadgen import read_rate_series, read_trace
-    from .manifest import to_yaml
+    from .manifest import check_names, to_yaml
     from .plan import plan
     from .plan_report import summary, text, write_report
 
@@ -305,6 +305,7 @@ def _plan(args: argparse.Namespace) -> str:
             raise ValueError(f"--report: {report} exists and is not empty")
         if not report.resolve().parent.is_dir():
             raise ValueError(f"--report: no such directory: {report.parent}")
+    check_names(args.name, args.metric)  # before minutes of work, not after
     model = _replica(args)
     progress = _progress if sys.stderr.isatty() else None
     if args.log:

@@ -17,6 +17,7 @@ outside them is refused with the field's name, before anything is written.
 
 from __future__ import annotations
 
+import re
 from decimal import Decimal
 
 import yaml
@@ -52,6 +53,30 @@ def parse_quantity(text) -> float:
         return float(Decimal(s))
     except ArithmeticError:
         raise ValueError(f"not a Kubernetes quantity: {text!r}") from None
+
+
+_DNS_LABEL = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?"
+_DNS_SUBDOMAIN = re.compile(rf"{_DNS_LABEL}(\.{_DNS_LABEL})*")
+_METRIC = re.compile(r"[a-zA-Z_:][a-zA-Z0-9_:]*")
+
+
+def check_names(name, metric_name="requests_in_flight", deployment=None) -> None:
+    """Refuse what the API server or Prometheus would: an object or Deployment name that is not a
+    DNS-1123 subdomain (lower-case letters, digits, '-' and '.', at most 253 characters, starting
+    and ending with a letter or digit), a metric name outside [a-zA-Z_:][a-zA-Z0-9_:]*."""
+    for field, value in (("name", name), ("deployment", deployment)):
+        if value is None and field == "deployment":
+            continue
+        if not isinstance(value, str) or len(value) > 253 or not _DNS_SUBDOMAIN.fullmatch(value):
+            raise ValueError(
+                f"{field} must be a DNS-1123 name (lower-case letters, digits, '-' and '.', "
+                f"at most 253 characters, a letter or digit at each end), got {value!r}"
+            )
+    if not isinstance(metric_name, str) or not _METRIC.fullmatch(metric_name):
+        raise ValueError(
+            f"metric_name must match [a-zA-Z_:][a-zA-Z0-9_:]* (a Prometheus metric name), "
+            f"got {metric_name!r}"
+        )
 
 
 def _whole(name: str, value, minimum: int) -> int:
@@ -100,8 +125,7 @@ def hpa_manifest(
     ``up`` and ``down`` default to the API's default rules (``hpa.Rules.default_up`` and
     ``default_down``), written out so that the manifest says what it does.
     """
-    if not name or not isinstance(name, str):
-        raise ValueError("name must be a non-empty string")
+    check_names(name, metric_name, deployment)
     concurrency_target = _check.positive("concurrency_target", concurrency_target)
     min_replicas = _check.integer("min_replicas", min_replicas, minimum=1)
     max_replicas = _check.integer("max_replicas", max_replicas, minimum=1)

@@ -75,8 +75,8 @@ def operating_point(
     """μ*, ρ*μ*, W̄ and L* of ``model`` on the length mix of ``trace`` (a log, or a mix).
 
     The sweep's grid spans 10 % to 130 % of the raw rate a full batch completes at the log's
-    mean answer length; a grid that does not bracket μ* (promises no load can meet, for
-    instance) is an error that says why.
+    mean prompt and answer lengths (``ReplicaModel.raw_capacity_rps``); a grid that does not
+    bracket μ* (promises no load can meet, for instance) is an error that says why.
     """
     if isinstance(trace, TraceFile):
         mix = trace.length_mix()
@@ -88,7 +88,7 @@ def operating_point(
         raise ValueError("trace must be a TraceFile (loadgen.read_trace) or a LengthMix")
     model = model or ReplicaModel()
     target_utilization = _check.fraction("target_utilization", target_utilization)
-    raw = model.raw_capacity_rps(mean_output)
+    raw = model.raw_capacity_rps(mean_output, mean_prompt)
     grid = np.round(np.linspace(0.1, 1.3, 13) * raw, 4)
     sweep = replica_sweep(
         grid,

@@ -231,9 +231,15 @@ class ReplicaModel:
         """TPOT at a full batch of ``context_tokens`` each (25 ms for the running example)."""
         return float(self.tpot(self.batch))
 
-    def raw_capacity_rps(self, output_tokens: float) -> float:
-        """Requests/s a full batch completes ignoring prefill: B / (output · TPOT(B))."""
-        return self.batch / (_check.positive("output_tokens", output_tokens) * self.tpot_full_s)
+    def raw_capacity_rps(self, output_tokens: float, prompt_tokens: float | None = None) -> float:
+        """Requests/s a full batch completes: B / (output · TPOT(B)) ignoring prefill, or, with
+        ``prompt_tokens``, B / (output · TPOT(B) + B · prefill(prompt)), since each prompt's pass
+        holds up the batch's decoding (no chunked prefill)."""
+        decode = _check.positive("output_tokens", output_tokens) * self.tpot_full_s
+        if prompt_tokens is None:
+            return self.batch / decode
+        prefill = float(self.prefill_s(_check.non_negative("prompt_tokens", prompt_tokens)))
+        return self.batch / (decode + self.batch * prefill)
 
     # ------------------------------------------------------------------ constructors
 
