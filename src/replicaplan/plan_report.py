@@ -79,8 +79,8 @@ def _policy_rows(p: Plan) -> list[list[str]]:
             f"{r.result.paid_hours:.1f}",
             f"{r.result.uncovered_minutes}",
             f"{r.result.queued_minutes}",
-            f"{100 * r.result.excess_fraction:.2f} %",
-            f"{100 * r.result.utilization:.0f} %",
+            f"{100 * r.result.excess_fraction:.3f}%",
+            f"{100 * r.result.utilization:.0f}%",
             f"{r.priced.per_million:.3f}",
         ]
         for r in p.rows
@@ -166,7 +166,7 @@ def _blocks(p: Plan, log: str, sens) -> list[tuple]:
         ("h1", f"Fleet plan for {log or 'the traffic given'}"),
         (
             "p",
-            f"{p.rate.size} minutes of traffic, mean {p.rate.mean():.2f} req/s, busiest minute "
+            f"{p.rate.size:,} minutes of traffic, mean {p.rate.mean():.2f} req/s, busiest minute "
             f"{p.rate.max():.2f} req/s; mean prompt {op.mean_prompt:,.0f} tokens, mean answer "
             f"{op.mean_output:,.0f} tokens.",
         ),
