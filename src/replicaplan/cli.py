@@ -289,7 +289,7 @@ def _plan(args: argparse.Namespace) -> str:
     from .loadgen import read_rate_series, read_trace
     from .manifest import check_names, to_yaml
     from .plan import plan
-    from .plan_report import summary, text, write_report
+    from .plan_report import check_report_dir, summary, text, write_report
 
     source = Path(args.log or args.rates)
     inputs = (("--log", args.log), ("--rates", args.rates), ("--lengths", args.lengths))
@@ -300,11 +300,10 @@ def _plan(args: argparse.Namespace) -> str:
         if value and not Path(value).resolve().parent.is_dir():
             raise ValueError(f"{option}: no such directory: {Path(value).parent}")
     if args.report:
-        report = Path(args.report)
-        if report.exists() and (not report.is_dir() or any(report.iterdir())):
-            raise ValueError(f"--report: {report} exists and is not empty")
-        if not report.resolve().parent.is_dir():
-            raise ValueError(f"--report: no such directory: {report.parent}")
+        try:
+            check_report_dir(args.report)  # before minutes of work, not after
+        except ValueError as err:
+            raise ValueError(f"--report: {err}") from None
     check_names(args.name, args.metric)  # before minutes of work, not after
     model = _replica(args)
     progress = _progress if sys.stderr.isatty() else None

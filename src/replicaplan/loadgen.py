@@ -289,14 +289,7 @@ def read_trace(path, *, progress=None) -> TraceFile:
     previous = first_stamp = None
     with path.open(newline="", encoding="utf-8") as f:
         reader = csv.reader(f)
-        header = next(reader, [])
-        missing = [c for c in TRACE_COLUMNS if c not in header]
-        if missing:
-            raise ValueError(
-                f"{path}: missing column(s) {', '.join(missing)}; "
-                f"expected {', '.join(TRACE_COLUMNS)}"
-            )
-        cols = [header.index(c) for c in TRACE_COLUMNS]
+        cols = _column_indices(path, next(reader, []), TRACE_COLUMNS)
         width = max(cols) + 1
         while True:
             rows = list(itertools.islice(reader, CHUNK_ROWS))
@@ -323,6 +316,17 @@ def read_trace(path, *, progress=None) -> TraceFile:
         np.maximum(np.concatenate(outputs), 1),  # a zero-token answer counts as one
         start=float(t[0]) if _dated(first_stamp) else 0.0,
     )
+
+
+def _column_indices(path, header: list[str], expected) -> list[int]:
+    """Where each of the ``expected`` columns stands in ``header``; a missing one is an error
+    naming the file."""
+    missing = [c for c in expected if c not in header]
+    if missing:
+        raise ValueError(
+            f"{path}: missing column(s) {', '.join(missing)}; expected {', '.join(expected)}"
+        )
+    return [header.index(c) for c in expected]
 
 
 def _out_of_order(path, row_no: int, stamp: str) -> str:
@@ -403,13 +407,7 @@ def read_rate_series(path) -> np.ndarray:
     with path.open(newline="", encoding="utf-8") as f:
         reader = csv.reader(f)
         header = [h.strip() for h in next(reader, [])]
-        missing = [c for c in RATE_COLUMNS if c not in header]
-        if missing:
-            raise ValueError(
-                f"{path}: missing column(s) {', '.join(missing)}; "
-                f"expected {', '.join(RATE_COLUMNS)}"
-            )
-        i_min, i_rate = (header.index(c) for c in RATE_COLUMNS)
+        i_min, i_rate = _column_indices(path, header, RATE_COLUMNS)
         for row_no, row in enumerate(reader, start=2):
             try:
                 minute, rate = int(row[i_min]), float(row[i_rate])

@@ -175,14 +175,19 @@ SCHEDULE_MIN_DAYS = 2
 replay on)."""
 
 
+def _day_and_hour(minutes: int, start_s: float) -> tuple[np.ndarray, np.ndarray]:
+    """Calendar day (from the first, UTC) and clock hour of each of ``minutes`` minutes of a
+    series whose minute 0 starts at ``start_s`` (epoch seconds)."""
+    clock = int(start_s // 60) % MINUTES_PER_DAY + np.arange(minutes)
+    return clock // MINUTES_PER_DAY, (clock % MINUTES_PER_DAY) // 60
+
+
 def _hour_peaks(rate: np.ndarray, start_s: float) -> np.ndarray:
     """The busiest minute of each clock hour (UTC) of each calendar day: shape (days, 24), NaN
     where the log does not reach that hour."""
-    first = int(start_s // 60) % MINUTES_PER_DAY
-    clock = first + np.arange(rate.size)
-    days = clock[-1] // MINUTES_PER_DAY + 1
-    peaks = np.full((days, 24), -np.inf)
-    np.maximum.at(peaks, (clock // MINUTES_PER_DAY, (clock % MINUTES_PER_DAY) // 60), rate)
+    day, hour = _day_and_hour(rate.size, start_s)
+    peaks = np.full((day[-1] + 1, 24), -np.inf)
+    np.maximum.at(peaks, (day, hour), rate)
     peaks[np.isneginf(peaks)] = np.nan
     return peaks
 
@@ -203,9 +208,7 @@ def learned_forecast(rate, start_s: float = 0.0) -> np.ndarray:
     counts = np.cumsum(~np.isnan(peaks), axis=0) - ~np.isnan(peaks)  # earlier days only
     sums = np.cumsum(seen, axis=0) - seen
     mean = np.divide(sums, counts, out=np.zeros_like(sums), where=counts > 0)
-    first = int(start_s // 60) % MINUTES_PER_DAY
-    clock = first + np.arange(rate.size)
-    return mean[clock // MINUTES_PER_DAY, (clock % MINUTES_PER_DAY) // 60]
+    return mean[_day_and_hour(rate.size, start_s)]
 
 
 def schedule(rate, capacity: float, target: float, start_s: float = 0.0) -> list[int]:
@@ -417,6 +420,8 @@ class Plan:
     max_replicas: int
     hpa: dict
     keda: dict
+    fluid: FluidReplica
+    """The calibrated fluid replica both replays ran on (``fluid_replica``)."""
     hpa_run: FleetRun
     keda_run: FleetRun | None
     """The KEDA object replayed with its cron minimums; None when it has none (then it is the
@@ -538,6 +543,7 @@ def plan(
         max_replicas=high,
         hpa=hpa,
         keda=keda,
+        fluid=fluid,
         hpa_run=run,
         keda_run=keda_run,
     )

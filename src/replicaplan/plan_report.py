@@ -18,8 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from .manifest import to_yaml
-from .plan import Plan
-from .plan import startup_sensitivity as startup_sensitivity_of
+from .plan import Plan, startup_sensitivity
 from .report import clock
 
 
@@ -229,9 +228,9 @@ STARTUPS = np.arange(1, 31, 2)
 """Start-up times (min) the report's second figure runs the policies at."""
 
 
-def startup_sensitivity(p: Plan):
+def report_sensitivity(p: Plan):
     """The plan's policies at each of ``STARTUPS`` and at the plan's own start-up."""
-    return startup_sensitivity_of(
+    return startup_sensitivity(
         p.rate,
         p.point.mu_star,
         np.unique(np.r_[STARTUPS, p.startup_min]),
@@ -311,6 +310,17 @@ def _html(blocks) -> str:
     )
 
 
+def check_report_dir(directory) -> Path:
+    """``directory`` as a Path if a report may be written there: absent or empty, in a folder
+    that exists; else an error saying which."""
+    target = Path(directory)
+    if target.exists() and (not target.is_dir() or any(target.iterdir())):
+        raise ValueError(f"report directory {target} exists and is not empty")
+    if not target.resolve().parent.is_dir():
+        raise ValueError(f"report directory's parent does not exist: {target.parent}")
+    return target
+
+
 def write_report(p: Plan, directory, *, fmt: str = "md", log: str = "") -> Path:
     """Write ``directory`` with report.md (``fmt`` "md") or index.html ("html"), fleet.png,
     hpa.yaml and keda.yaml. The directory must not exist or be empty; it appears whole or not
@@ -324,18 +334,13 @@ def write_report(p: Plan, directory, *, fmt: str = "md", log: str = "") -> Path:
 
     if fmt not in ("md", "html"):
         raise ValueError(f"fmt must be 'md' or 'html', got {fmt!r}")
-    target = Path(directory)
-    if target.exists() and (not target.is_dir() or any(target.iterdir())):
-        raise ValueError(f"report directory {target} exists and is not empty")
-    parent = target.resolve().parent
-    if not parent.is_dir():
-        raise ValueError(f"report directory's parent does not exist: {parent}")
-    tmp = Path(tempfile.mkdtemp(dir=parent, prefix=f".{target.name}-"))
+    target = check_report_dir(directory)
+    tmp = Path(tempfile.mkdtemp(dir=target.resolve().parent, prefix=f".{target.name}-"))
     try:
         fig = plot_plan(p.rows, p.hpa_run, start_s=p.start_s)
         fig.savefig(tmp / "fleet.png", dpi=120)
         plt.close(fig)
-        sens = startup_sensitivity(p)
+        sens = report_sensitivity(p)
         fig = plot_plan_sensitivity(sens.startups, sens.per_million, sens.uncovered)
         fig.savefig(tmp / "startup.png", dpi=120)
         plt.close(fig)
