@@ -70,6 +70,7 @@ def test_cost():
 
 def test_utilization():
     g = glued("utilization")
+    assert g["ex_van_share"] == pytest.approx(50 / 1000)  # the cushion van: 5 % of its load
     assert g["ex1_mfu"] == pytest.approx(2 * 8e9 * 10_000 / 1e15)  # 16 %
     assert g["ex2_mbu"] == pytest.approx(16e9 / 0.010 / 3e12)  # 53 %
     assert g["ex3_ridge"] == pytest.approx(1e15 / 3e12)  # 333 FLOP/B
@@ -105,3 +106,44 @@ def test_plan_your_fleet_prose():
     assert g["sens_same"] == 1  # doubling the price keeps the recommendation
     assert g["sens_mu_lo"] < g["sens_mu_hi"] and g["sens_cost_lo"] > g["sens_cost_hi"]
     assert g["h_kappa"] > 1  # the discrete replica is slower than its fluid limit
+
+
+def test_capacity_prose():
+    """The baker's story: the friends' morning passes the quota, the strangers' fails."""
+    g = glued("capacity")
+    assert g["quota"] == pytest.approx(0.9)
+    assert g["friends_ok"] >= g["quota"] > g["strangers_ok"]
+    # the strangers come at the friends' pace; an M/M/1 at that pace keeps a 3-minute promise
+    # with probability 1 − exp(−(μ − λ)τ) = 1 − exp(−(2.5 − 1.98)·3) ≈ 0.79
+    lam = round(g["friends_rate"], 2)
+    assert g["strangers_ok"] == pytest.approx(1 - math.exp(-(2.5 - lam) * 3.0), abs=0.03)
+    assert g["strangers_stay"] == pytest.approx(1 / (2.5 - lam), rel=0.1)  # M/M/1 mean stay
+
+
+def test_time_to_start_prose():
+    """The day's claims in the prose, against hand-derived values."""
+    g = glued("time_to_start")
+    # a calendar told only of the event starts 7 − 2 = 5 replicas 8 minutes early: 40 minutes
+    assert g["event_only_extra_h"] == pytest.approx(5 * 8 / 60)
+    assert g["event_only_h"] == pytest.approx(94.4 + 5 * 8 / 60)
+    assert g["hump_share_h"] == pytest.approx(96.1333 - g["event_only_h"], abs=1e-3)
+    # four spares: 2 + 4 = 6 replicas carry 48 ≥ 42 req/s at 21:00, so no minute is short,
+    # although the step formula asks for ⌈30/6.4⌉ = 5
+    assert g["step_reserve"] == math.ceil(30 / 6.4) == 5
+    assert g["spares4_unc"] == 0 and 6 * 8 >= 42
+    assert g["spares4_h"] == pytest.approx(94.4 + 4 * 24)  # four more replicas all day
+    assert 1.9 < g["spares4_h"] / g["chase_h"] < 2.1  # "about twice the chasing bill"
+    # the Elementary list: chasing halves the peak fleet's bill, one uncovered minute per
+    # minute of start-up, three spares cost 72 hours and leave the eight minutes
+    assert g["pol1_hours"] == pytest.approx(g["pol0_hours"] / 2, rel=0.02)
+    assert (g["pol1_unc"], g["pol2_unc"]) == (1, 8)
+    assert g["spares_extra_h"] == pytest.approx(3 * 24) and g["pol3_unc"] == 8
+
+
+def test_utilization_prose():
+    """The cache without GQA does not fit the 80 GB GPU beside the weights."""
+    g = glued("utilization")
+    m_kv_mha = 2 * 32 * 32 * 128 * 2  # K and V, 32 layers, 32 heads of 128 values, 2 bytes
+    assert g["mha_kv_gb"] == pytest.approx(64 * 2000 * m_kv_mha / 1e9)  # 67.1 GB
+    assert g["mha_total_gb"] == pytest.approx(g["mha_kv_gb"] + 16)
+    assert g["mha_total_gb"] > g["gpu_gb"] == pytest.approx(80)
