@@ -1,10 +1,29 @@
-"""Small fixes to the HTML of Jupyter Book 1, found by the browser test (tests/browser).
+"""Small fixes to the HTML of Jupyter Book 1, each found by the browser test (tests/browser).
 
-sphinx-thebe registers its configuration script once per reading of the sources, and a build
-that executes notebooks reads them twice: every page then declares ``const THEBE_JS_URL`` twice
-and the browser reports a SyntaxError. Keeping the first copy of each script restores a page
-with no console error.
+* sphinx-thebe registers its configuration script once per reading of the sources, and a build
+  that executes notebooks reads them twice: every page then declares ``const THEBE_JS_URL``
+  twice and the browser reports a SyntaxError. The first copy of each script is kept.
+* ``static/replicaplan.css``: glued numbers at the text's weight, readable captions, display
+  equations that scroll with their number beside them, figures that scroll on a phone.
+* Every figure's image gets the figure's caption as its alt text (myst-nb leaves the hashed
+  file name), so a screen reader, and a reader whose image failed to load, read the caption.
+* The page's download menu offers the chapter's MyST source (the ``.md`` a reader edits) beside
+  the executed ``.ipynb``; the sources are copied to ``_sources/`` at the end of the build.
+* ``static/search_fix.js``: search snippets without raw TeX and with words kept apart.
+* pydata-sphinx-theme also loads Font Awesome's SVG-replacing script (1.5 MB), although its own
+  stylesheet already draws every icon from the web font; the script tag and the file (with the
+  theme's source maps, which no page loads) are removed from the site after the build.
 """
+
+from __future__ import annotations
+
+import re
+import shutil
+from pathlib import Path
+
+from docutils import nodes
+
+STATIC = Path(__file__).resolve().parent / "static"
 
 
 def _drop_duplicate_scripts(app, pagename, templatename, context, doctree):
@@ -22,6 +41,77 @@ def _drop_duplicate_scripts(app, pagename, templatename, context, doctree):
     context["script_files"] = unique
 
 
+def _alt_from_captions(app, doctree, docname):
+    for figure in doctree.findall(nodes.figure):
+        captions = list(figure.findall(nodes.caption))
+        if not captions:
+            continue
+        text = " ".join(captions[0].astext().split())
+        for image in figure.findall(nodes.image):
+            alt = image.get("alt", "")
+            if not alt or re.fullmatch(r"[0-9a-f]{16,}(\.\w+)?|.*_images/.*", alt):
+                image["alt"] = text
+
+
+def _md_source(app, pagename: str) -> Path | None:
+    source = Path(app.srcdir) / f"{pagename}.md"
+    if pagename.startswith("chapters/") and source.exists():
+        return source
+    return None
+
+
+def _add_md_download(app, pagename, templatename, context, doctree):
+    if _md_source(app, pagename) is None:
+        return
+    url = context["pathto"](f"_sources/{pagename}.md", 1)
+    for button in context.get("header_buttons", []):
+        if button.get("type") == "group" and "download" in button.get("icon", ""):
+            button["buttons"].insert(
+                0,
+                {
+                    "type": "link",
+                    "url": url,
+                    "text": ".md",
+                    "tooltip": "Download the MyST source (the file to edit)",
+                    "icon": "fas fa-file-lines",
+                    "label": "download-md-button",
+                },
+            )
+
+
+def _finish(app, exception):
+    if exception is not None or app.builder.format != "html":
+        return
+    out = Path(app.outdir)
+    for source in sorted((Path(app.srcdir) / "chapters").glob("*.md")):
+        target = out / "_sources" / "chapters" / source.name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(source, target)
+    tag = re.compile(r'\s*<(script|link)[^>]*fontawesome\.js[^>]*>(\s*</script>)?')
+    for page in out.rglob("*.html"):
+        html = page.read_text(encoding="utf-8")
+        cleaned = tag.sub("", html)
+        if cleaned != html:
+            page.write_text(cleaned, encoding="utf-8")
+    for junk in ("fontawesome.js", "fontawesome.js.map", "fontawesome.js.LICENSE.txt"):
+        (out / "_static" / "scripts" / junk).unlink(missing_ok=True)
+    for source_map in (out / "_static").rglob("*.map"):
+        source_map.unlink()
+
+
+def _static_path(app, config):
+    config.html_static_path.append(str(STATIC))
+
+
 def setup(app):
+    from bibstyle import register
+
+    register()
+    app.connect("config-inited", _static_path)
+    app.add_css_file("replicaplan.css")
+    app.add_js_file("search_fix.js", loading_method="defer")
+    app.connect("doctree-resolved", _alt_from_captions)
     app.connect("html-page-context", _drop_duplicate_scripts, priority=900)
+    app.connect("html-page-context", _add_md_download, priority=900)
+    app.connect("build-finished", _finish)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
