@@ -18,8 +18,13 @@ JOBS   ?= 2
 CHROMEDRIVER := /usr/bin/chromedriver
 
 # MathJax is served from the site itself (npm's mathjax, pinned), so formulas render offline.
+# Only the components the pages load are copied (_config.yml's mathjax3_config lists them), not
+# the 24 MB of the whole distribution.
 MATHJAX_VERSION := 3.2.2
-MATHJAX := _vendor/mathjax/tex-chtml.js
+MATHJAX := _vendor/mathjax/startup.js
+MATHJAX_FILES := startup.js core.js input/tex.js input/tex-base.js input/tex/extensions \
+                 output/chtml.js output/chtml/fonts/tex.js output/chtml/fonts/woff-v2 \
+                 a11y/assistive-mml.js
 
 $(STAMP): requirements.txt pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -27,10 +32,12 @@ $(STAMP): requirements.txt pyproject.toml
 	$(BIN)/python -m pip install --quiet -r requirements.txt
 	touch $(STAMP)
 
-$(MATHJAX):
-	rm -rf _build/.mathjax-npm && mkdir -p _build/.mathjax-npm _vendor/mathjax
+$(MATHJAX): Makefile
+	rm -rf _build/.mathjax-npm _vendor/mathjax && mkdir -p _build/.mathjax-npm _vendor/mathjax
 	npm install --silent --no-audit --no-fund --prefix _build/.mathjax-npm mathjax@$(MATHJAX_VERSION)
-	cp -r _build/.mathjax-npm/node_modules/mathjax/es5/. _vendor/mathjax/
+	cd _build/.mathjax-npm/node_modules/mathjax/es5 && \
+	    cp --parents -r $(MATHJAX_FILES) $(CURDIR)/_vendor/mathjax/
+	rm -f _vendor/mathjax/input/tex/extensions/all-packages.js
 
 $(CHROMEDRIVER):
 	apt-get update -qq

@@ -41,16 +41,72 @@ def _drop_duplicate_scripts(app, pagename, templatename, context, doctree):
     context["script_files"] = unique
 
 
+_TEX = [
+    (r"\\text\{([^}]*)\}", r"\1"),
+    (r"\\mathrm\{([^}]*)\}", r"\1"),
+    (r"\\bar\\rho", "ρ̄"),
+    (r"\\ast", "*"),
+    (r"\\,|\\;|\\quad", " "),
+    (r"\\nu", "ν"),
+    (r"\\mu", "μ"),
+    (r"\\lambda", "λ"),
+    (r"\\tau", "τ"),
+    (r"\\omega", "ω"),
+    (r"\\rho", "ρ"),
+    (r"\\cdot", "·"),
+    (r"[{}]", ""),
+    (r"\^", ""),
+]
+
+
+def _spoken(node) -> str:
+    """A caption's text with its formulas in plain symbols (alt text cannot hold TeX)."""
+    if isinstance(node, nodes.math):
+        text = node.astext()
+        for pattern, repl in _TEX:
+            text = re.sub(pattern, repl, text)
+        return text
+    if isinstance(node, nodes.Text):
+        return str(node)
+    return "".join(_spoken(child) for child in node.children)
+
+
 def _alt_from_captions(app, doctree, docname):
     for figure in doctree.findall(nodes.figure):
         captions = list(figure.findall(nodes.caption))
         if not captions:
             continue
-        text = " ".join(captions[0].astext().split())
+        text = " ".join(_spoken(captions[0]).split())
         for image in figure.findall(nodes.image):
             alt = image.get("alt", "")
             if not alt or re.fullmatch(r"[0-9a-f]{16,}(\.\w+)?|.*_images/.*", alt):
                 image["alt"] = text
+
+
+def _lighter_page(app, pagename, templatename, context, doctree):
+    """Keep each page's first load small: no sphinx-design assets (no page uses a design
+    directive; the test that measures the first load would see it if one did), and the
+    repository button drawn from the solid icon font the page loads anyway, so the 118 kB
+    brands font is never fetched."""
+    for key in ("css_files", "script_files"):
+        files = context.get(key)
+        if files:
+            context[key] = [
+                f
+                for f in files
+                if not any(
+                    s in str(getattr(f, "filename", f)) for s in ("sphinx-design", "design-tabs")
+                )
+            ]
+    for button in context.get("header_buttons", []):
+        _solid_icons(button)
+
+
+def _solid_icons(button) -> None:
+    if "fa-github" in str(button.get("icon", "")):
+        button["icon"] = "fa-solid fa-code-branch"
+    for inner in button.get("buttons", []):
+        _solid_icons(inner)
 
 
 def _md_source(app, pagename: str) -> Path | None:
@@ -87,7 +143,7 @@ def _finish(app, exception):
         target = out / "_sources" / "chapters" / source.name
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(source, target)
-    tag = re.compile(r'\s*<(script|link)[^>]*fontawesome\.js[^>]*>(\s*</script>)?')
+    tag = re.compile(r"\s*<(script|link)[^>]*fontawesome\.js[^>]*>(\s*</script>)?")
     for page in out.rglob("*.html"):
         html = page.read_text(encoding="utf-8")
         cleaned = tag.sub("", html)
@@ -113,5 +169,6 @@ def setup(app):
     app.connect("doctree-resolved", _alt_from_captions)
     app.connect("html-page-context", _drop_duplicate_scripts, priority=900)
     app.connect("html-page-context", _add_md_download, priority=900)
+    app.connect("html-page-context", _lighter_page, priority=900)
     app.connect("build-finished", _finish)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -9,16 +9,41 @@ import pytest
 CHAPTERS = Path(__file__).resolve().parents[1] / "chapters"
 
 
-def glued(chapter: str) -> dict:
-    """Every number a chapter glues, from its executed notebook."""
+def _glued_outputs(chapter: str):
     nb = json.loads((CHAPTERS / f"{chapter}.ipynb").read_text())
-    out = {}
     for cell in nb["cells"]:
         for output in cell.get("outputs", []):
             record = output.get("metadata", {}).get("scrapbook")
             if record:
-                out[record["name"]] = float(output["data"][record["mime_prefix"] + "text/plain"])
-    return out
+                yield record["name"], {
+                    k.removeprefix(record["mime_prefix"]): v for k, v in output["data"].items()
+                }
+
+
+def glued(chapter: str) -> dict:
+    """Every number a chapter glues, from its executed notebook."""
+    return {
+        name: float(data["text/plain"])
+        for name, data in _glued_outputs(chapter)
+        if "text/markdown" not in data
+    }
+
+
+def glued_math(chapter: str) -> dict:
+    """Every worked formula a chapter glues (``book.glue_math``), as its LaTeX."""
+    return {
+        name: data["text/markdown"].strip("$")
+        for name, data in _glued_outputs(chapter)
+        if "text/markdown" in data
+    }
+
+
+def test_worked_formulas():
+    """The formulas typeset with their numbers say what the hand calculation says."""
+    assert glued_math("capacity")["ex3_worked"].endswith(f"= {20 - math.log(10) / 0.5:.2f}")
+    assert "frac{2.303}{0.5}" in glued_math("capacity")["ex3_worked"]
+    assert glued_math("opening")["ex3_worked"].endswith(f"\\lceil {42 / 6.4:.3f} \\rceil = 7")
+    assert glued_math("what_to_watch")["ex1_worked"] == "\\lceil 5 \\times 1.50 \\rceil = 8"
 
 
 def test_opening():

@@ -24,3 +24,18 @@ def glue_number(name: str, value) -> None:
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise ValueError(f"glue_number needs a real number for {name!r}, got {value!r}")
     glue(name, value, display=False)
+
+
+def glue_math(name: str, latex: str) -> None:
+    """Glue a formula with its numbers in it, for ``{glue:md}`name:myst``` in the text.
+
+    A worked calculation written as ``$\\mu - \\ln 10/\\tau$ = {glue:text}`...` − …`` switches
+    font between the symbols and the numbers; gluing the whole line as one inline formula keeps
+    it one formula, typeset by MathJax like every other.
+    """
+    from IPython.display import Markdown
+    from myst_nb import glue
+
+    if not isinstance(latex, str) or not latex.strip() or "$" in latex:
+        raise ValueError(f"glue_math needs a LaTeX string without $ for {name!r}, got {latex!r}")
+    glue(name, Markdown(f"${latex}$"), display=False)

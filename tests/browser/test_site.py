@@ -221,3 +221,222 @@ def test_search_finds_goodput(browser, server):
     )
     text = " ".join(r.text for r in results)
     assert "replica holds" in text.lower() or "glossary" in text.lower(), text
+
+
+# --- what a reader does on the page (issue #20): each check below failed on the site before it
+
+CHAPTERS = [p for p in PAGES if p.startswith("chapters/")]
+FIRST_LOAD_BUDGET = 2_000_000  # bytes, uncompressed, a chapter with everything it loads at once
+SITE_BUDGET = 15_000_000  # bytes, the whole published site
+
+
+def _at_width(browser, width):
+    browser.execute_cdp_cmd(
+        "Emulation.setDeviceMetricsOverride",
+        {"width": width, "height": 900, "deviceScaleFactor": 1, "mobile": width < 600},
+    )
+
+
+def _shown(browser, selector):
+    return browser.execute_script(
+        """const e = document.querySelector(arguments[0]);
+        if (!e) return false;
+        const r = e.getBoundingClientRect(), s = getComputedStyle(e);
+        return r.width > 50 && r.height > 50 && s.visibility !== 'hidden' && s.display !== 'none'
+            && r.right > 0 && r.left < window.innerWidth;""",
+        selector,
+    )
+
+
+def _visible_button(browser, selector):
+    """The button a reader sees (a page may hold hidden copies with the same class)."""
+    from selenium.webdriver.common.by import By
+
+    buttons = [
+        b
+        for b in browser.find_elements(By.CSS_SELECTOR, f"button{selector}")
+        if b.is_displayed() and b.size["width"] > 0
+    ]
+    assert buttons, f"no visible button {selector!r}"
+    return buttons[0]
+
+
+@pytest.mark.parametrize("width", [390, 1400])
+def test_menu_and_contents_open_and_close(browser, server, width):
+    """A reader taps the menu button and sees the chapter list; taps again (or outside) and it
+    goes; on a phone the contents button opens the page's sections."""
+    import time
+
+    from selenium.webdriver.common.action_chains import ActionChains
+
+    _at_width(browser, width)
+    try:
+        _open(browser, server + "chapters/cost.html")
+        header = browser.execute_script(
+            "const h = document.querySelector('#pst-header');"
+            "return h ? h.getBoundingClientRect().height : 0;"
+        )
+        assert header == 0, f"a leftover page header {header} px high"
+        if width < 600:
+            assert not _shown(browser, "#pst-primary-sidebar-modal")
+            _visible_button(browser, ".primary-toggle").click()
+            time.sleep(0.5)
+            assert _shown(browser, "#pst-primary-sidebar-modal"), "the menu did not open"
+            links = browser.execute_script(
+                "return Array.from(document.querySelectorAll('#pst-primary-sidebar-modal a'))"
+                ".map(a => a.textContent.trim());"
+            )
+            assert any("Time to start" in t for t in links), links
+            # a tap beside the panel closes it
+            ActionChains(browser).move_by_offset(width - 10, 450).click().perform()
+            ActionChains(browser).move_by_offset(-(width - 10), -450).perform()
+            time.sleep(0.5)
+            assert not _shown(browser, "#pst-primary-sidebar-modal"), "the menu did not close"
+            _visible_button(browser, ".secondary-toggle").click()
+            time.sleep(0.5)
+            assert _shown(browser, "#pst-secondary-sidebar-modal"), "the contents did not open"
+            sections = browser.execute_script(
+                "return document.querySelectorAll('#pst-secondary-sidebar-modal a').length;"
+            )
+            assert sections >= 3
+        else:
+            assert _shown(browser, "#pst-primary-sidebar")
+            _visible_button(browser, ".primary-toggle").click()
+            time.sleep(0.5)
+            assert not _shown(browser, "#pst-primary-sidebar"), "the sidebar did not collapse"
+            _visible_button(browser, ".primary-toggle").click()
+            time.sleep(0.5)
+            assert _shown(browser, "#pst-primary-sidebar"), "the sidebar did not come back"
+    finally:
+        browser.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
+
+
+@pytest.mark.parametrize("page", CHAPTERS)
+def test_reading_the_page(browser, server, page):
+    """Glued numbers at their paragraph's weight, captions readable, figures with alt text and
+    legible text, nothing wider than the window outside a scroll box, equation numbers clear of
+    their equation, at both widths."""
+    from replicaplan.plots import DPI, MIN_FONT_PT
+
+    for width in (1400, 390):
+        _at_width(browser, width)
+        try:
+            _open(browser, server + page)
+            heavy = browser.execute_script(
+                """return Array.from(document.querySelectorAll('.pasted-text'))
+                .filter(e => Number(getComputedStyle(e).fontWeight)
+                             > Number(getComputedStyle(e.parentElement).fontWeight))
+                .map(e => e.textContent).slice(0, 5);"""
+            )
+            assert not heavy, f"{page}: glued numbers heavier than their text: {heavy}"
+            light = browser.execute_script(
+                """return Array.from(document.querySelectorAll('figcaption p, table caption'))
+                .filter(e => Number(getComputedStyle(e).fontWeight) < 400).length;"""
+            )
+            assert not light, f"{page}: {light} captions below the body's weight"
+            figures = browser.execute_script(
+                """return Array.from(document.querySelectorAll('figure img')).map(i => [
+                    i.getAttribute('alt') || '', i.naturalWidth, i.getBoundingClientRect().width,
+                    i.complete]);"""
+            )
+            for alt, natural, shown, _ in figures:
+                assert len(alt) > 20 and not re.fullmatch(r"[0-9a-f]{16,}.*", alt), (page, alt)
+                # 2× PNG: designed at natural/2 px for DPI; its smallest text shown, in CSS pt
+                scale = shown / (natural / 2)
+                smallest_pt = MIN_FONT_PT * (DPI / 72) * scale * 0.75
+                floor = 10.0 if width > 600 else 7.5
+                assert smallest_pt >= floor, (
+                    f"{page} at {width} px: figure text {smallest_pt:.1f} pt (< {floor})"
+                )
+            overflow = browser.execute_script(
+                """const w = document.documentElement.clientWidth, out = [];
+                const scrolls = e => { for (let a = e.parentElement; a; a = a.parentElement) {
+                    const o = getComputedStyle(a).overflowX;
+                    if ((o === 'auto' || o === 'scroll' || o === 'hidden') && a.clientWidth <= w)
+                        return true; } return false; };
+                for (const e of document.querySelectorAll('article *')) {
+                    const r = e.getBoundingClientRect();
+                    if (r.width && r.right > w + 1 && !scrolls(e))
+                        out.push(e.tagName + '.' + e.className);
+                }
+                return out.slice(0, 5);"""
+            )
+            assert not overflow, f"{page} at {width} px: cut off, outside a scroll box: {overflow}"
+            clipped = browser.execute_script(
+                """const out = [];
+                for (const m of document.querySelectorAll('div.math')) {
+                    const n = m.querySelector(':scope > span.eqno');
+                    const f = m.querySelector('mjx-container');
+                    if (!n || !f) continue;
+                    const a = n.getBoundingClientRect(), b = f.getBoundingClientRect();
+                    if (a.left < b.right - 1 && b.left < a.right - 1 && a.top < b.bottom
+                        && b.top < a.bottom) out.push(n.textContent);
+                }
+                return out;"""
+            )
+            assert not clipped, f"{page} at {width} px: equation numbers on their equation"
+        finally:
+            browser.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
+
+
+@pytest.mark.parametrize("page", CHAPTERS)
+def test_first_load_within_budget(browser, server, page):
+    import time
+
+    _open(browser, server + page)
+    time.sleep(1.0)
+    total = browser.execute_script(
+        """return performance.getEntriesByType('resource').reduce((s, e) => s + e.decodedBodySize,
+            performance.getEntriesByType('navigation')[0].decodedBodySize);"""
+    )
+    heaviest = browser.execute_script(
+        """return performance.getEntriesByType('resource')
+            .sort((a, b) => b.decodedBodySize - a.decodedBodySize).slice(0, 4)
+            .map(e => [e.name.split('/').pop(), e.decodedBodySize]);"""
+    )
+    assert total <= FIRST_LOAD_BUDGET, f"{page}: {total:,} bytes on first load ({heaviest})"
+
+
+def test_site_within_budget():
+    total = sum(p.stat().st_size for p in SITE.rglob("*") if p.is_file())
+    assert total <= SITE_BUDGET, f"the site is {total:,} bytes"
+
+
+def test_sources_and_buttons(browser, server):
+    """Each chapter offers its .md (the file a reader edits) beside the .ipynb, the repository
+    and a launch button; every page has a favicon."""
+    import urllib.request
+
+    for page in CHAPTERS:
+        stem = Path(page).stem
+        _open(browser, server + page)
+        links = browser.execute_script(
+            "return Array.from(document.querySelectorAll('a[href]')).map(a => a.href);"
+        )
+        md = [h for h in links if h.endswith(f"_sources/chapters/{stem}.md")]
+        assert md, f"{page}: no .md download"
+        with urllib.request.urlopen(md[0]) as response:
+            assert response.read().decode().startswith("---\njupytext:"), md[0]
+        assert any("github.com" in h for h in links), f"{page}: no repository link"
+        assert any("mybinder.org" in h or "colab.research.google.com" in h for h in links), page
+        icon = browser.execute_script(
+            "const l = document.querySelector('link[rel~=\"icon\"]'); return l && l.href;"
+        )
+        assert icon and (SITE / urllib.parse.urlsplit(icon).path.lstrip("/")).exists(), page
+
+
+def test_search_snippets_are_text(browser, server):
+    """Search results read as sentences: no raw TeX, no words run together."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    _open(browser, server + "search.html?q=discount")
+    WebDriverWait(browser, 30).until(
+        lambda d: d.find_elements(By.CSS_SELECTOR, "#search-results li p.context") or False
+    )
+    snippets = " ".join(
+        e.text for e in browser.find_elements(By.CSS_SELECTOR, "#search-results p.context")
+    )
+    assert snippets
+    assert not RAW_TEX.search(snippets), snippets[:300]
+    assert not re.search(r"[a-z][.,;:][A-Z][a-z]", snippets), snippets[:300]
