@@ -105,6 +105,10 @@ def _lighter_page(app, pagename, templatename, context, doctree):
 def _solid_icons(button) -> None:
     if "fa-github" in str(button.get("icon", "")):
         button["icon"] = "fa-solid fa-code-branch"
+    url = str(button.get("url", ""))
+    if "/edit/" in url and url.endswith(".ipynb"):
+        # the file a person edits is the MyST source; the .ipynb is written by tools/notebooks.py
+        button["url"] = url.removesuffix(".ipynb") + ".md"
     for inner in button.get("buttons", []):
         _solid_icons(inner)
 

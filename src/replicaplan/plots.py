@@ -94,9 +94,13 @@ def styled(draw):
 
 
 def _plain_log(ax, axis: str = "y") -> None:
-    """A log axis labelled with plain numbers at 1, 2 and 5 of every decade."""
+    """A log axis labelled with plain numbers: at 1, 2 and 5 of each decade over a short range,
+    at the powers of ten alone over more than three decades (so the labels never collide)."""
     target = ax.yaxis if axis == "y" else ax.xaxis
-    target.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+    lo, hi = ax.get_ylim() if axis == "y" else ax.get_xlim()
+    decades = np.log10(max(hi, 1e-300) / max(lo, 1e-300))
+    subs = (1.0,) if decades > 3 else (1.0, 2.0, 5.0)
+    target.set_major_locator(LogLocator(base=10, subs=subs))
     target.set_major_formatter(FuncFormatter(lambda v, _: f"{v:,.0f}" if v >= 1 else f"{v:g}"))
     target.set_minor_formatter(FuncFormatter(lambda v, _: ""))
 

@@ -139,9 +139,6 @@ def test_page(browser, server, page):
     )
     assert not math_errors, f"{page}: MathJax errors: {math_errors[:5]}"
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    browser.save_screenshot(
-        str(SCREENSHOTS / (page.replace("/", "__").removesuffix(".html") + ".png"))
-    )
 
     # no page wider than a phone's or a desktop's window; a headless window cannot be narrower
     # than about 500 px, so the phone's viewport is emulated (a relayout, no reload)
@@ -154,6 +151,8 @@ def test_page(browser, server, page):
             inner, scroll = browser.execute_script(
                 "const e = document.documentElement; return [e.clientWidth, e.scrollWidth];"
             )
+            name = page.replace("/", "__").removesuffix(".html")
+            browser.save_screenshot(str(SCREENSHOTS / f"{name}-{width}.png"))
         finally:
             browser.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
         assert inner <= width, f"{page}: the window is {inner} px, not {width}"
@@ -311,7 +310,7 @@ def test_menu_and_contents_open_and_close(browser, server, width):
         browser.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
 
 
-@pytest.mark.parametrize("page", CHAPTERS)
+@pytest.mark.parametrize("page", PAGES)
 def test_reading_the_page(browser, server, page):
     """Glued numbers at their paragraph's weight, captions readable, figures with alt text and
     legible text, nothing wider than the window outside a scroll box, equation numbers clear of
