@@ -52,6 +52,7 @@ book: notebooks $(MATHJAX)
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks tools chapters intro.ipynb
+	$(BIN)/lint-imports --no-cache
 
 # ruff on the package and on the code cells of the MyST chapters (through jupytext)
 format: $(STAMP)

@@ -19,9 +19,9 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 from replica_simpy import simpy_open  # noqa: E402
 
-from replicaplan.capacity import replica_sweep  # noqa: E402
-from replicaplan.loadgen import AZURE_CONVERSATION, poisson_arrivals  # noqa: E402
-from replicaplan.replica import ReplicaModel, simulate_open  # noqa: E402
+from replicaplan.serving.replica import ReplicaModel, simulate_open
+from replicaplan.simulation.capacity import replica_sweep
+from replicaplan.traffic.loadgen import AZURE_CONVERSATION, poisson_arrivals
 
 RATES = np.linspace(1.0, 10.0, 20)
 

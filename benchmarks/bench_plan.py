@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-from replicaplan.loadgen import AZURE_CONVERSATION, read_rate_series, read_trace
+from replicaplan.traffic.loadgen import AZURE_CONVERSATION, read_rate_series, read_trace
 
 ROOT = Path(__file__).resolve().parents[1]
 FULL = ROOT.parent / "shared/data/azure-llm-inference-2023/AzureLLMInferenceTrace_conv.csv"
@@ -55,7 +55,7 @@ def run_plan(log: Path) -> tuple[float, float]:
     """Wall seconds and peak memory (GiB) of ``replicaplan plan --log log --json``."""
     t0 = time.perf_counter()
     done = subprocess.run(
-        [sys.executable, "-m", "replicaplan.cli", "plan", "--log", str(log), "--json"],
+        [sys.executable, "-m", "replicaplan.faces.cli", "plan", "--log", str(log), "--json"],
         capture_output=True,
         text=True,
     )

@@ -9,9 +9,9 @@ arrivals; 5,000 requests a load, the first 10 % dropped. Run: .venv/bin/python b
 
 import numpy as np
 
-from replicaplan import capacity
-from replicaplan.loadgen import AZURE_CONVERSATION, poisson_arrivals
-from replicaplan.replica import ReplicaModel, simulate_open
+from replicaplan.serving.replica import ReplicaModel, simulate_open
+from replicaplan.simulation import capacity
+from replicaplan.traffic.loadgen import AZURE_CONVERSATION, poisson_arrivals
 
 
 def main() -> None:

@@ -1,9 +1,9 @@
 import numpy as np
 import pytest
 
-from replicaplan import capacity as cap
-from replicaplan.queueing import mm1_capacity, mm1_conformance
-from replicaplan.replica import ReplicaModel
+from replicaplan.serving.queueing import mm1_capacity, mm1_conformance
+from replicaplan.serving.replica import ReplicaModel
+from replicaplan.simulation import capacity as cap
 
 
 def test_mm1_simulation_agrees_with_the_closed_form():

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from replicaplan.cli import main
+from replicaplan.faces.cli import main
 
 
 def test_day_table(capsys):
@@ -45,7 +45,7 @@ def test_bad_option_is_a_clear_error(capsys):
 
 def test_console_script_installed():
     out = subprocess.run(
-        [sys.executable, "-m", "replicaplan.cli", "day", "--json"],
+        [sys.executable, "-m", "replicaplan.faces.cli", "day", "--json"],
         capture_output=True,
         text=True,
         check=True,
@@ -155,14 +155,17 @@ SAMPLE_LOG = Path(__file__).resolve().parents[1] / "data/azure-llm-inference-202
 
 
 def test_plan_on_the_vendored_sample_writes_an_hpa_the_model_reads_back(capsys, tmp_path):
-    from replicaplan.manifest import autoscaler_from_manifest
+    from replicaplan.autoscalers.manifest import autoscaler_from_manifest
 
     out_file = tmp_path / "hpa.yaml"
     assert main(["plan", "--log", str(SAMPLE_LOG), "--json", "--manifest", str(out_file)]) == 0
     got = json.loads(capsys.readouterr().out)
     assert got["requests"] == 3228 and got["minutes"] == 59
-    # L* = rho* mu* W, and the HPA written holds it per pod (to the milli-unit of a quantity)
-    assert got["concurrency_target"] == pytest.approx(0.8 * got["mu_star_rps"] * got["residence_s"])
+    # the sample's 3,228 requests are every sixth of the trace's first hour, so its mean prompt
+    # and answer are the trace's (1,155 and 211 tokens, from the full file's published columns)
+    assert got["mean_prompt_tokens"] == pytest.approx(1155, rel=0.03)
+    assert got["mean_output_tokens"] == pytest.approx(211, rel=0.03)
+    # the HPA written holds the printed target per pod (to the milli-unit of a quantity)
     hpa = autoscaler_from_manifest(out_file.read_text())
     assert hpa.target == pytest.approx(got["concurrency_target"], abs=1e-3)
     assert (hpa.min_replicas, hpa.max_replicas) == (got["min_replicas"], got["max_replicas"])

@@ -1,9 +1,9 @@
 import pytest
 import sympy as sp
 
-from replicaplan import coldstart as cs
-from replicaplan import symbols as S
-from replicaplan.example import EXAMPLE
+from replicaplan.core import symbols as S
+from replicaplan.core.example import EXAMPLE
+from replicaplan.serving import coldstart as cs
 
 
 def test_expressions_match_closed_forms():

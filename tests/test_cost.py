@@ -2,9 +2,9 @@ import numpy as np
 import pytest
 import sympy as sp
 
-from replicaplan import cost
-from replicaplan import symbols as S
-from replicaplan.day import policy_table
+from replicaplan.core import symbols as S
+from replicaplan.economics import cost
+from replicaplan.simulation.day import policy_table
 
 
 def test_symbolic_forms():
@@ -56,7 +56,7 @@ def test_phase_prices():
     with pytest.raises(ValueError, match="prefill_efficiency"):
         cost.phase_prices(prefill_efficiency=1.5)
     # another GPU's peak: η applies to it, not to the running example's 1 PFLOP/s
-    from replicaplan.replica import ReplicaModel
+    from replicaplan.serving.replica import ReplicaModel
 
     h100 = cost.phase_prices(model=ReplicaModel(), prefill_efficiency=0.5, peak_flops=989e12)
     assert h100["input_per_million"] == pytest.approx(2 / 3600 * 2 * 8e9 / (0.5 * 989e12) * 1e6)

@@ -5,15 +5,11 @@ import math
 import numpy as np
 import pytest
 
-from replicaplan.day import (
-    MINUTES_PER_DAY,
-    policy_table,
-    reference_traffic,
-    simulate_day,
-)
-from replicaplan.fleet import replicas_needed as replicas_wanted
-from replicaplan.report import event_request_line
-from replicaplan.report import policy_table_text as format_policy_table
+from replicaplan.faces.report import event_request_line
+from replicaplan.faces.report import policy_table_text as format_policy_table
+from replicaplan.serving.fluid import replicas_needed as replicas_wanted
+from replicaplan.simulation.day import policy_table, simulate_day
+from replicaplan.traffic.synthetic import MINUTES_PER_DAY, reference_traffic
 
 # The policy table as printed in the source chapter (its columns: hours, uncovered minutes,
 # queued minutes, excess share, utilization).
@@ -191,7 +187,8 @@ def test_use_of_the_paid_capacity_matches_the_re_run_of_the_source():
 
 
 def test_a_perfect_forecast_is_the_calendar_on_a_day_without_event():
-    from replicaplan.day import noisy_days, seasonal_forecast
+    from replicaplan.traffic.forecast import seasonal_forecast
+    from replicaplan.traffic.synthetic import noisy_days
 
     days = noisy_days(3, noise=0.0)
     season = reference_traffic(event_rps=0.0)
@@ -203,7 +200,8 @@ def test_a_perfect_forecast_is_the_calendar_on_a_day_without_event():
 
 
 def test_a_seasonal_forecast_cannot_see_an_unannounced_event():
-    from replicaplan.day import noisy_days, seasonal_forecast
+    from replicaplan.traffic.forecast import seasonal_forecast
+    from replicaplan.traffic.synthetic import noisy_days
 
     forecast = seasonal_forecast(noisy_days(7, noise=0.1, seed=1))
     rows = policy_table(forecast=forecast)
@@ -215,7 +213,7 @@ def test_a_seasonal_forecast_cannot_see_an_unannounced_event():
 
 
 def test_forecast_study_error_and_cost_grow_with_noise():
-    from replicaplan.day import forecast_study
+    from replicaplan.simulation.day import forecast_study
 
     study = forecast_study([0.0, 0.1, 0.3], seeds=4)
     assert study.error[0] < 1e-12 and np.all(np.diff(study.error) > 0)
@@ -225,7 +223,8 @@ def test_forecast_study_error_and_cost_grow_with_noise():
 
 
 def test_forecast_bad_input():
-    from replicaplan.day import noisy_days, seasonal_forecast
+    from replicaplan.traffic.forecast import seasonal_forecast
+    from replicaplan.traffic.synthetic import noisy_days
 
     with pytest.raises(ValueError, match="history must have shape"):
         seasonal_forecast(np.ones((2, 10)))

@@ -15,9 +15,10 @@ def _glued_outputs(chapter: str):
         for output in cell.get("outputs", []):
             record = output.get("metadata", {}).get("scrapbook")
             if record:
-                yield record["name"], {
-                    k.removeprefix(record["mime_prefix"]): v for k, v in output["data"].items()
-                }
+                yield (
+                    record["name"],
+                    {k.removeprefix(record["mime_prefix"]): v for k, v in output["data"].items()},
+                )
 
 
 def glued(chapter: str) -> dict:

@@ -5,9 +5,10 @@ import math
 import numpy as np
 import pytest
 
-from replicaplan.controllers import ExactTraffic, Fixed, Metrics, Proportional
-from replicaplan.day import reference_traffic
-from replicaplan.fleet import Fleet, FluidReplica, gpu_utilization, replicas_needed
+from replicaplan.autoscalers.controllers import ExactTraffic, Fixed, Metrics, Proportional
+from replicaplan.serving.fluid import FluidReplica, gpu_utilization, replicas_needed
+from replicaplan.simulation.fleet import Fleet
+from replicaplan.traffic.synthetic import reference_traffic
 
 
 def test_sizing_rule_on_the_source_examples():

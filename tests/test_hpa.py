@@ -3,9 +3,8 @@ import math
 import pytest
 import sympy as sp
 
-from replicaplan import hpa
-from replicaplan import symbols as S
-from replicaplan.hpa import (
+from replicaplan.autoscalers import hpa
+from replicaplan.autoscalers.hpa import (
     HorizontalAutoscaler,
     MetricSpec,
     Pod,
@@ -21,6 +20,7 @@ from replicaplan.hpa import (
     replica_count,
     stabilize,
 )
+from replicaplan.core import symbols as S
 
 # ---------------------------------------------------------------- Kubernetes' published cases
 

@@ -7,7 +7,7 @@ autoscaler aims at the given target (utilization 1) and caps each move at ×10 u
 
 import pytest
 
-from replicaplan.kpa import KnativeAutoscaler
+from replicaplan.autoscalers.kpa import KnativeAutoscaler
 
 
 def _upstream(target=10.0, tbc=93.0, **kwargs):

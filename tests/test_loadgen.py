@@ -3,7 +3,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from replicaplan import loadgen as lg
+from replicaplan.traffic import loadgen as lg
 
 # the full trace, beside the repository in the workplace (an optional, larger check) ...
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "azure-llm-inference-2023"
@@ -194,7 +194,7 @@ def test_carried_quantiles_describe_the_vendored_sample(conv_sample):
 
 
 def test_the_sample_replays_through_the_replica(conv_sample):
-    from replicaplan.replica import ReplicaModel, simulate_open
+    from replicaplan.serving.replica import ReplicaModel, simulate_open
 
     trace = simulate_open(
         ReplicaModel(), conv_sample.arrival, conv_sample.prompt, conv_sample.output

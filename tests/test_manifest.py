@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 import yaml
 
-from replicaplan import manifest as mf
-from replicaplan.hpa import HorizontalAutoscaler, Rules, ScalingPolicy
+from replicaplan.autoscalers import manifest as mf
+from replicaplan.autoscalers.hpa import HorizontalAutoscaler, Rules, ScalingPolicy
 
 
 def test_quantities_by_hand():

@@ -50,6 +50,8 @@ def test_notebook_is_byte_identical_when_executed_again(tmp_path):
     md = ROOT / "chapters" / "opening.md"
     copy = tmp_path / md.name
     shutil.copy(md, copy)
+    for helper in (ROOT / "chapters").glob("*.py"):  # the chapters' own helpers, beside them
+        shutil.copy(helper, tmp_path / helper.name)
     assert notebooks.execute(copy, notebooks.stored_hash(md)) is None
     assert copy.with_suffix(".ipynb").read_bytes() == md.with_suffix(".ipynb").read_bytes()
 

@@ -5,8 +5,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from replicaplan import capacity, plan
-from replicaplan import loadgen as lg
+from replicaplan.planner import plan
+from replicaplan.serving.replica import ReplicaModel, simulate_open
+from replicaplan.simulation import capacity
+from replicaplan.traffic import loadgen as lg
 
 SAMPLE = Path(__file__).resolve().parents[1] / "data" / "azure-llm-inference-2023"
 
@@ -36,7 +38,20 @@ def test_the_target_follows_littles_law_at_the_operating_rate(point):
         plan.ReplicaModel().tpot(1)
     )
     assert idle < point.residence_s < 1.0 + point.mean_output * capacity.TPOT_SLO_S
-    assert point.concurrency_target == pytest.approx(point.rate * point.residence_s)
+
+
+def test_l_star_is_what_a_replica_holds_at_the_operating_rate(sample, point):
+    """Measured, not restated: run the replica at ρ*μ* on the sample's mix and count, at a
+    thousand instants, the requests that have arrived and not yet finished. Their mean is the
+    concurrency the HPA will see, and it must be the L* the plan targets."""
+    rng = np.random.default_rng(11)
+    n = 6000
+    prompt, output = sample.length_mix().sample(n, rng)
+    run = simulate_open(ReplicaModel(), lg.poisson_arrivals(point.rate, n, rng), prompt, output)
+    lo, hi = run.arrival[n // 10], run.arrival[-n // 10]
+    instants = np.linspace(lo, hi, 1000)
+    inside = [int(np.sum((run.arrival <= s) & (run.end > s))) for s in instants]
+    assert np.mean(inside) == pytest.approx(point.concurrency_target, rel=0.1)
 
 
 def test_stricter_promises_lower_capacity_and_a_lower_target_lowers_l_star(sample, point):
@@ -63,7 +78,7 @@ def test_promises_no_load_can_meet_are_refused(sample):
 
 def test_replay_of_a_step_by_hand():
     """2 req/s for an hour, 10 for half an hour, 2 again; μ* = 8, ρ* = 0.8 (6.4 req/s each)."""
-    from replicaplan.example import EXAMPLE
+    from replicaplan.core.example import EXAMPLE
 
     rate = np.r_[np.full(60, 2.0), np.full(30, 10.0), np.full(30, 2.0)]
     always, chase, spares = plan.replay(rate, 8.0, startup_min=8, price_per_hour=2.0)

@@ -12,13 +12,11 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 from matplotlib.text import Text  # noqa: E402
 
-from replicaplan import plots  # noqa: E402
-from replicaplan.control import simulate_fleet  # noqa: E402
-from replicaplan.controllers import Fixed  # noqa: E402
-from replicaplan.day import (
-    reference_traffic,  # noqa: E402
-    simulate_day,  # noqa: E402
-)
+from replicaplan.autoscalers.controllers import Fixed
+from replicaplan.faces import plots
+from replicaplan.simulation.control import simulate_fleet
+from replicaplan.simulation.day import simulate_day
+from replicaplan.traffic.synthetic import reference_traffic
 
 
 def _figures():

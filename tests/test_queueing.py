@@ -6,11 +6,11 @@ import numpy as np
 import pytest
 import sympy as sp
 
-from replicaplan import queueing as qu
-from replicaplan.loadgen import AZURE_CONVERSATION, think_times
-from replicaplan.replica import ReplicaModel, simulate_closed
-from replicaplan.stats import batch_means_error
-from replicaplan.symbols import lam, mu, q, tau
+from replicaplan.core.stats import batch_means_error
+from replicaplan.core.symbols import lam, mu, q, tau
+from replicaplan.serving import queueing as qu
+from replicaplan.serving.replica import ReplicaModel, simulate_closed
+from replicaplan.traffic.loadgen import AZURE_CONVERSATION, think_times
 
 
 def test_conformance_is_the_exponential_cdf():

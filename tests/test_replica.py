@@ -2,8 +2,8 @@ import numpy as np
 import pytest
 from replica_simpy import simpy_closed, simpy_open
 
-from replicaplan.loadgen import AZURE_CONVERSATION, poisson_arrivals, think_times
-from replicaplan.replica import ReplicaModel, Trace, simulate_closed, simulate_open
+from replicaplan.serving.replica import ReplicaModel, Trace, simulate_closed, simulate_open
+from replicaplan.traffic.loadgen import AZURE_CONVERSATION, poisson_arrivals, think_times
 
 
 def test_calibration_of_the_running_example():

@@ -1,8 +1,8 @@
 import pytest
 import sympy as sp
 
-from replicaplan import reserve as rs
-from replicaplan import symbols as S
+from replicaplan.core import symbols as S
+from replicaplan.planner import reserve as rs
 
 
 def test_first_order_expansion():

@@ -1,8 +1,8 @@
 import pytest
 import sympy as sp
 
-from replicaplan import roofline as rf
-from replicaplan import symbols as S
+from replicaplan.core import symbols as S
+from replicaplan.serving import roofline as rf
 
 M_KV = rf.kv_bytes_per_token(32, 8, 128, 2)
 

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from replicaplan.stats import batch_means_error, standard_error
+from replicaplan.core.stats import batch_means_error, standard_error
 
 
 def test_binomial_error_is_the_spread_of_replicated_shares():

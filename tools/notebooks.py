@@ -26,7 +26,7 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-INPUT_GLOBS = ("src/replicaplan/**/*.py", "data/**/*", "requirements.txt")
+INPUT_GLOBS = ("src/replicaplan/**/*.py", "chapters/*.py", "data/**/*", "requirements.txt")
 KERNEL = {"display_name": "Python 3", "language": "python", "name": "python3"}
 
 

@@ -1,42 +1,99 @@
 """replicaplan: how many replicas of a language model to keep on, and what that capacity costs.
 
-One module per idea, in floors; a module imports only from the floors below it.
+The package stands in eight layers, one subpackage each; a module imports only from its own
+layer and the layers below it (``make test`` checks this with import-linter, see
+``pyproject.toml``):
 
-ground      example    the running example (one world for every chapter)
-            _check     input checks, and the one rounding rule for replica counts
-            symbols    the book's notation as sympy symbols, and ``lambdify_once``
-models      grid       the power-grid figures of the opening
-            stats      standard errors of a measured share (binomial, batch means)
-            queueing   the M/M/1 closed forms and simulators; the interactive law
-            roofline   MFU, MBU, KV bytes per token, the decode roofline
-            replica    the continuous-batching replica, simulated event to event
-            loadgen    request lengths from the Azure trace; open/closed-loop arrivals; replay
-            coldstart  T_start = machine + image + weights + warm-up; weight-loading tiers
-            reserve    ramp and step reserves, scale to zero
-            hpa        the Kubernetes HPA, as its controller computes each decision
-            kpa        Knative's KPA, as its autoscaler computes each decision
-            fleet      replicas that start, serve and stop; the sizing rule; the fluid replica
-            controllers the Controller protocol and every controller (HPA, KPA, the day's)
-analyses    capacity   the open-loop capacity sweep and mu*
-            day        the simulated day and its policy table
-            control    the closed loop: traffic -> replicas -> metrics -> controller
-            manifest   the HPA (autoscaling/v2) and KEDA ScaledObject a plan applies; read back
-composed    cost       cost per token, the day priced, the spot factor, input vs output tokens
-            spot       a spot (or two-layer) fleet over the simulated day
-            plan       a reader's own traffic: mu*, L*, the policies replayed and priced, a
-                       schedule from its days, the autoscaler's behavior and manifests
-faces       report     text: the policy table, clock times, the lines the CLI prints
-            plan_report a plan as JSON, terminal text, or a report directory with its figure
-            plots      figure functions
-            book       helpers for the chapter notebooks (glue)
-            cli        the ``replicaplan`` command
+8 faces        report, plan_report, plots, cli: what a person reads
+7 planner      reserve, plan: a reader's own traffic turned into a plan and its manifests
+6 economics    cost, spot: the cost per token, a day priced, spot capacity
+5 simulation   fleet, control, day, capacity: fleets over time, the day, the capacity sweep
+4 autoscalers  hpa, kpa, controllers, manifest: what decides the fleet, and its Kubernetes objects
+3 traffic      loadgen, synthetic, forecast: lengths, arrivals, logs, the reference day
+2 serving      replica, fluid, queueing, roofline, coldstart: one replica
+1 core         example, _check, symbols, stats: the running example, checks, notation
+
+The chapters' own helpers (gluing numbers, the power-grid figures) live beside the chapters,
+in ``chapters/``, not here.
 
 Conventions. A formula the book displays is derived once with sympy from the symbols of
-``symbols`` (Python names spell the book's notation: ``mu_star`` is μ*, ``rho_bar`` is ρ̄,
-``T_start`` is T_start), turned into a numeric function once by ``symbols.lambdify_once``, and
-that function is what every caller runs. A count of replicas is rounded by ``_check.ceil_count``
-(or ``floor_count``) and nowhere else. Models return numbers; only ``report`` and ``plots`` make
-text and figures.
+``core.symbols`` (Python names spell the book's notation: ``mu_star`` is μ*, ``rho_bar`` is ρ̄),
+turned into a numeric function once by ``symbols.lambdify_once``, and that function is what
+every caller runs. A count of replicas is rounded by ``core._check.ceil_count`` and nowhere
+else. Models return numbers; only ``faces`` makes text and figures.
+
+The names most programs need are importable from the top (loaded on first use, so
+``import replicaplan`` stays fast)::
+
+    from replicaplan import plan, ReplicaModel, simulate_day, read_trace
 """
 
+from __future__ import annotations
+
+import importlib
+
 __version__ = "0.1.0"
+
+_EXPORTS = {
+    # core
+    "EXAMPLE": "core.example",
+    # serving
+    "ReplicaModel": "serving.replica",
+    "GPU": "serving.replica",
+    "GPUS": "serving.replica",
+    "MODELS": "serving.replica",
+    "ModelShape": "serving.replica",
+    "simulate_open": "serving.replica",
+    "simulate_closed": "serving.replica",
+    "FluidReplica": "serving.fluid",
+    "replicas_needed": "serving.fluid",
+    "mm1_capacity": "serving.queueing",
+    # traffic
+    "LengthMix": "traffic.loadgen",
+    "AZURE_CONVERSATION": "traffic.loadgen",
+    "read_trace": "traffic.loadgen",
+    "read_rate_series": "traffic.loadgen",
+    "poisson_arrivals": "traffic.loadgen",
+    "reference_traffic": "traffic.synthetic",
+    "seasonal_forecast": "traffic.forecast",
+    # autoscalers
+    "HorizontalAutoscaler": "autoscalers.hpa",
+    "KnativeAutoscaler": "autoscalers.kpa",
+    "hpa_manifest": "autoscalers.manifest",
+    "keda_scaled_object": "autoscalers.manifest",
+    # simulation
+    "simulate_day": "simulation.day",
+    "policy_table": "simulation.day",
+    "DayPolicy": "simulation.day",
+    "DayResult": "simulation.day",
+    "simulate_fleet": "simulation.control",
+    "replica_sweep": "simulation.capacity",
+    # economics
+    "cost_per_token": "economics.cost",
+    "price_day": "economics.cost",
+    "phase_prices": "economics.cost",
+    "spot_cost_factor": "economics.cost",
+    "simulate_spot_day": "economics.spot",
+    # planner
+    "plan": "planner.plan",
+    "Plan": "planner.plan",
+    "operating_point": "planner.plan",
+    "ramp_reserve": "planner.reserve",
+    "step_reserve": "planner.reserve",
+    # faces
+    "write_report": "faces.plan_report",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str):
+    if name in _EXPORTS:
+        value = getattr(importlib.import_module(f"replicaplan.{_EXPORTS[name]}"), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'replicaplan' has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_EXPORTS))

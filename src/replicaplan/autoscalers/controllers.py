@@ -1,0 +1,222 @@
+"""Controllers: what turns an observation of the fleet into a number of replicas.
+
+Every controller implements one protocol, ``Controller``: a ``period_s`` between decisions and
+``decide(metrics) -> replicas`` (ready + starting). The fleet simulations (``day`` minute by
+minute, ``control`` second by second) call it and resize the fleet; they know nothing else
+about the controller. Implemented here:
+
+* ``HPAOn``: the Kubernetes HPA (``hpa.HorizontalAutoscaler``) on one or more metrics;
+* ``KPA``: Knative's autoscaler (``kpa.KnativeAutoscaler``) on concurrency;
+* ``Proportional``: a hand-written proportional rule, with or without counting starters;
+* ``Fixed``: a fleet that never changes;
+* ``ExactTraffic``: the simulated day's autoscaler, which reads the exact traffic of the minute
+  (and, with a calendar, the traffic a start-up ahead).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+import numpy as np
+
+from replicaplan.autoscalers.hpa import HorizontalAutoscaler, external_replica_count, replica_count
+from replicaplan.autoscalers.kpa import KnativeAutoscaler
+from replicaplan.core import _check
+from replicaplan.serving.fluid import replicas_needed
+
+
+@dataclass(frozen=True)
+class Metrics:
+    """What a controller can read at a decision: the fleet, and the signals it exports."""
+
+    now: float
+    ready: int
+    starting: int
+    gpu_utilization: float = 0.0
+    """Per replica: share of time a kernel runs (nvidia-smi's counter)."""
+    concurrency: float = 0.0
+    """Per replica: requests in flight, running and waiting."""
+    queue: float = 0.0
+    """Fleet total: requests waiting for a batch slot."""
+    kv_occupancy: float = 0.0
+    """Per replica: share of the KV-cache budget in use."""
+    in_flight: float = 0.0
+    """Fleet total: requests in flight."""
+
+
+class Controller(Protocol):
+    """Decides, every ``period_s``, how many replicas (ready + starting) the fleet should run."""
+
+    period_s: float
+
+    def decide(self, m: Metrics) -> int: ...
+
+
+class HPAOn:
+    """The Kubernetes HPA on one or more metrics, each with its target.
+
+    ``targets`` maps 'gpu_utilization', 'concurrency' or 'kv_occupancy' (per replica, average
+    value) or 'queue' (external total, average value per replica) to a target. With several
+    metrics the HPA computes a recommendation for each and takes the largest, as Kubernetes does.
+    """
+
+    METRICS = ("gpu_utilization", "concurrency", "kv_occupancy", "queue")
+    # A replica that is still starting is counted as a Pending pod (unready: zero on a
+    # scale-up, left out on a scale-down), which is what it is while its image is pulled.
+
+    def __init__(self, targets: dict, *, floor=None, **kwargs):
+        """``floor``, if given, maps the time (s) to replicas asked for by a schedule (KEDA's cron
+        triggers): one more metric whose recommendation joins the others before the limits."""
+        self.floor = floor
+        if not targets:
+            raise ValueError("targets must name at least one metric")
+        for name, value in targets.items():
+            if name not in self.METRICS:
+                raise ValueError(f"metric must be one of {', '.join(self.METRICS)}, got {name!r}")
+            _check.positive(f"targets[{name!r}]", value)
+        self.targets = dict(targets)
+        self.hpa = HorizontalAutoscaler(target=1.0, **kwargs)
+        self.period_s = self.hpa.sync_s
+
+    def decide(self, m: Metrics) -> int:
+        self.hpa.replicas = m.ready + m.starting
+        wanted = []
+        for name, target in self.targets.items():
+            if name == "queue":
+                count = external_replica_count(
+                    self.hpa.replicas, m.queue, target, tolerance=self.hpa.tolerance
+                )
+            else:
+                count = replica_count(
+                    [getattr(m, name)] * m.ready,
+                    target,
+                    unready=m.starting,
+                    tolerance=self.hpa.tolerance,
+                )
+            wanted.append(count)
+        if self.floor is not None:
+            wanted.append(int(self.floor(m.now)))
+        return self.hpa.apply(m.now, max(wanted))
+
+
+class KPA:
+    """Knative's KPA on concurrency, ticking every 2 s, aiming at ``target`` requests per pod.
+
+    Knative aims at the revision's target times its target utilization (70 % by default), so
+    the revision's annotation that aims at ``target`` is target / utilization.
+    """
+
+    def __init__(self, target: float, *, target_utilization: float = 0.7, **kwargs):
+        _check.positive("target", target)
+        _check.fraction("target_utilization", target_utilization)
+        self.kpa = KnativeAutoscaler(
+            target=target / target_utilization, target_utilization=target_utilization, **kwargs
+        )
+        self.period_s = self.kpa.tick_s
+
+    def decide(self, m: Metrics) -> int:
+        self.kpa.replicas = m.ready + m.starting
+        return self.kpa.step(m.now, m.in_flight, m.ready)
+
+
+class Fixed:
+    """A fleet that never changes size."""
+
+    def __init__(self, replicas: int):
+        self.replicas = _check.integer("replicas", replicas, minimum=1)
+        self.period_s = 3600.0
+
+    def decide(self, m: Metrics) -> int:
+        return self.replicas
+
+
+class Proportional:
+    """A hand-written proportional controller on concurrency, with or without counting starters.
+
+    Each decision computes need = ⌈in flight / target⌉. Counting the replicas already starting,
+    it asks for need in all; not counting them, it sees only the ready ones and asks for
+    need − ready more on top of those already on their way, so it overshoots while they start.
+    Scale-downs wait ``down_window_s`` (the highest need of that window), like the HPA.
+    """
+
+    def __init__(
+        self,
+        target: float,
+        *,
+        count_starting: bool = True,
+        period_s: float = 15.0,
+        down_window_s: float = 300.0,
+    ):
+        self.target = _check.positive("target", target)
+        self.count_starting = count_starting
+        self.period_s = _check.positive("period_s", period_s)
+        self.down_window_s = _check.non_negative("down_window_s", down_window_s)
+        self.recent: list = []
+
+    def decide(self, m: Metrics) -> int:
+        need = max(1, _check.ceil_count(m.in_flight / self.target))
+        self.recent = [(t, n) for t, n in self.recent if t > m.now - self.down_window_s]
+        self.recent.append((m.now, need))
+        current = m.ready + m.starting
+        if self.count_starting or need <= m.ready:
+            want = need
+        else:
+            want = m.starting + need
+        if want < current:
+            want = min(current, max(n for _, n in self.recent))
+        return want
+
+
+class ExactTraffic:
+    """The simulated day's autoscaler: it reads the exact traffic, one decision a minute.
+
+    It wants ⌈λ(m)/(ρ* μ*)⌉ + reserve replicas for the traffic of minute m; with ``calendar``
+    also for the traffic ``lookahead`` minutes ahead (a perfect calendar); with a ``forecast``
+    (one predicted rate per minute) also for the forecast ``lookahead`` minutes ahead; and the
+    largest of these. It scales up
+    at once, counting replicas already starting as if they were there; it scales down only to
+    the largest of the last ``window`` recommendations, and only when no replica is starting.
+    """
+
+    period_s = 1.0
+
+    def __init__(
+        self,
+        rate,
+        capacity: float,
+        target: float,
+        *,
+        reserve: int = 0,
+        calendar: bool = False,
+        forecast=None,
+        lookahead: int = 0,
+        window: int = 5,
+    ):
+        rate = _check.rates("rate", rate)
+        lookahead = _check.integer("lookahead", lookahead, minimum=0)
+        self.window = _check.integer("window", window, minimum=1)
+        wanted = replicas_needed(rate, capacity, target, reserve)
+        ahead = np.minimum(np.arange(rate.size) + lookahead, rate.size - 1)
+        if calendar:
+            wanted = np.maximum(wanted, wanted[ahead])
+        if forecast is not None:
+            forecast = _check.rates("forecast", forecast)
+            if forecast.shape != rate.shape:
+                raise ValueError(
+                    f"forecast must hold one rate per minute ({rate.size}), got {forecast.size}"
+                )
+            wanted = np.maximum(wanted, replicas_needed(forecast, capacity, target, reserve)[ahead])
+        self.wanted = wanted
+        self.initial = int(replicas_needed(rate[0], capacity, target, reserve))
+        self.recent = [self.initial] * self.window
+
+    def decide(self, m: Metrics) -> int:
+        want = int(self.wanted[int(m.now)])
+        self.recent = self.recent[1:] + [want]
+        have = m.ready + m.starting
+        if want > have:
+            return want
+        if max(self.recent) < m.ready and not m.starting:
+            return max(self.recent)
+        return have

@@ -1,0 +1,405 @@
+"""A Kubernetes HorizontalPodAutoscaler (``autoscaling/v2``) for a concurrency target, and back.
+
+``hpa_manifest`` writes the object an operator applies: a Pods metric (requests in flight per
+replica, exported by the serving engine through a metrics adapter) with an ``AverageValue``
+target L*, the replica bounds, and a ``behavior`` built from the package's ``hpa.Rules``.
+``autoscaler_from_manifest`` reads such an object back into the package's own HPA model
+(``hpa.HorizontalAutoscaler``), so that what is applied is what was simulated.
+
+Field names and bounds follow the ``autoscaling/v2`` API (``HorizontalPodAutoscalerSpec``,
+``MetricSpec``/``PodsMetricSource``/``MetricTarget``, ``HorizontalPodAutoscalerBehavior``,
+``HPAScalingRules``, ``HPAScalingPolicy``): ``periodSeconds`` in 1…1800,
+``stabilizationWindowSeconds`` in 0…3600, a policy's ``value`` a positive integer,
+``selectPolicy`` one of Max, Min, Disabled, at least one policy per direction, ``minReplicas``
+≥ 1 and ≤ ``maxReplicas``. A value
+outside them is refused with the field's name, before anything is written.
+"""
+
+from __future__ import annotations
+
+import re
+from decimal import Decimal
+
+import yaml
+
+from replicaplan.autoscalers.controllers import HPAOn
+from replicaplan.autoscalers.hpa import HorizontalAutoscaler, Rules, ScalingPolicy
+from replicaplan.core import _check
+
+
+def quantity(value: float) -> str:
+    """A Kubernetes quantity for ``value``: whole numbers plain, others in milli-units.
+
+    >>> quantity(51.2), quantity(4), quantity(0.0005)
+    ('51200m', '4', '1m')
+    """
+    value = _check.positive("value", value)
+    if float(value).is_integer():
+        return str(int(value))
+    return f"{max(1, round(value * 1000))}m"
+
+
+def parse_quantity(text) -> float:
+    """The number a Kubernetes quantity stands for ("51200m" → 51.2; "4", "1.5", "2k" too).
+
+    >>> parse_quantity("51200m"), parse_quantity("2k")
+    (51.2, 2000.0)
+    """
+    s = str(text).strip()
+    suffixes = {"m": Decimal("0.001"), "k": Decimal(1000), "M": Decimal(10**6), "G": Decimal(10**9)}
+    try:
+        if s and s[-1] in suffixes:
+            return float(Decimal(s[:-1]) * suffixes[s[-1]])
+        return float(Decimal(s))
+    except ArithmeticError:
+        raise ValueError(f"not a Kubernetes quantity: {text!r}") from None
+
+
+_DNS_LABEL = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?"
+_DNS_SUBDOMAIN = re.compile(rf"{_DNS_LABEL}(\.{_DNS_LABEL})*")
+_METRIC = re.compile(r"[a-zA-Z_:][a-zA-Z0-9_:]*")
+
+
+def check_names(name, metric_name="requests_in_flight", deployment=None) -> None:
+    """Refuse what the API server or Prometheus would: an object or Deployment name that is not a
+    DNS-1123 subdomain (lower-case letters, digits, '-' and '.', at most 253 characters, starting
+    and ending with a letter or digit), a metric name outside [a-zA-Z_:][a-zA-Z0-9_:]*."""
+    for field, value in (("name", name), ("deployment", deployment)):
+        if value is None and field == "deployment":
+            continue
+        if not isinstance(value, str) or len(value) > 253 or not _DNS_SUBDOMAIN.fullmatch(value):
+            raise ValueError(
+                f"{field} must be a DNS-1123 name (lower-case letters, digits, '-' and '.', "
+                f"at most 253 characters, a letter or digit at each end), got {value!r}"
+            )
+    if not isinstance(metric_name, str) or not _METRIC.fullmatch(metric_name):
+        raise ValueError(
+            f"metric_name must match [a-zA-Z_:][a-zA-Z0-9_:]* (a Prometheus metric name), "
+            f"got {metric_name!r}"
+        )
+
+
+def _whole(name: str, value, minimum: int) -> int:
+    """``value`` as an int when it is a whole number (15.0 is 15), else a named error."""
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    return _check.integer(name, value, minimum=minimum)
+
+
+def _rules_dict(rules: Rules, field: str) -> dict:
+    window = _whole(f"{field}.stabilizationWindowSeconds", rules.stabilization_s, 0)
+    if window > 3600:
+        raise ValueError(f"{field}.stabilizationWindowSeconds must be <= 3600, got {window}")
+    policies = []
+    for i, p in enumerate(rules.policies):
+        period = _whole(f"{field}.policies[{i}].periodSeconds", p.period_s, 1)
+        if period > 1800:
+            raise ValueError(f"{field}.policies[{i}].periodSeconds must be <= 1800, got {period}")
+        value = _whole(f"{field}.policies[{i}].value", p.value, 1)
+        policies.append({"type": p.kind, "value": value, "periodSeconds": period})
+    if not policies:
+        raise ValueError(
+            f"{field}.policies: the API requires at least one policy, even with selectPolicy "
+            "Disabled"
+        )
+    return {
+        "stabilizationWindowSeconds": window,
+        "selectPolicy": rules.select,
+        "policies": policies,
+    }
+
+
+def hpa_manifest(
+    name: str,
+    concurrency_target: float,
+    *,
+    min_replicas: int = 1,
+    max_replicas: int = 100,
+    up: Rules | None = None,
+    down: Rules | None = None,
+    metric_name: str = "requests_in_flight",
+    deployment: str | None = None,
+) -> dict:
+    """The ``autoscaling/v2`` HorizontalPodAutoscaler holding ``concurrency_target`` per pod.
+
+    ``up`` and ``down`` default to the API's default rules (``hpa.Rules.default_up`` and
+    ``default_down``), written out so that the manifest says what it does.
+    """
+    check_names(name, metric_name, deployment)
+    concurrency_target = _check.positive("concurrency_target", concurrency_target)
+    min_replicas = _check.integer("min_replicas", min_replicas, minimum=1)
+    max_replicas = _check.integer("max_replicas", max_replicas, minimum=1)
+    if max_replicas < min_replicas:
+        raise ValueError(
+            f"max_replicas must be >= min_replicas, got {max_replicas} < {min_replicas}"
+        )
+    up = up or Rules.default_up()
+    down = down or Rules.default_down()
+    return {
+        "apiVersion": "autoscaling/v2",
+        "kind": "HorizontalPodAutoscaler",
+        "metadata": {"name": name},
+        "spec": {
+            "scaleTargetRef": {
+                "apiVersion": "apps/v1",
+                "kind": "Deployment",
+                "name": deployment or name,
+            },
+            "minReplicas": min_replicas,
+            "maxReplicas": max_replicas,
+            "metrics": [
+                {
+                    "type": "Pods",
+                    "pods": {
+                        "metric": {"name": metric_name},
+                        "target": {
+                            "type": "AverageValue",
+                            "averageValue": quantity(concurrency_target),
+                        },
+                    },
+                }
+            ],
+            "behavior": {
+                "scaleUp": _rules_dict(up, "behavior.scaleUp"),
+                "scaleDown": _rules_dict(down, "behavior.scaleDown"),
+            },
+        },
+    }
+
+
+def to_yaml(manifest: dict) -> str:
+    """The manifest as YAML, keys in the order written."""
+    return yaml.safe_dump(manifest, sort_keys=False)
+
+
+def _rules_from(d: dict) -> Rules:
+    policies = tuple(
+        ScalingPolicy(p["type"], p["value"], p["periodSeconds"]) for p in d.get("policies", [])
+    )
+    return Rules(policies, d.get("selectPolicy", "Max"), d.get("stabilizationWindowSeconds", 0))
+
+
+def _behavior_from(behavior: dict) -> tuple[Rules, Rules]:
+    """The scale-up and scale-down rules of a ``behavior`` field; the API's defaults if absent."""
+    up = _rules_from(behavior["scaleUp"]) if "scaleUp" in behavior else Rules.default_up()
+    down = _rules_from(behavior["scaleDown"]) if "scaleDown" in behavior else Rules.default_down()
+    return up, down
+
+
+def autoscaler_from_manifest(manifest, replicas: int = 1) -> HorizontalAutoscaler:
+    """The package's HPA model of an ``autoscaling/v2`` manifest (a dict, or its YAML text).
+
+    Only the shape ``hpa_manifest`` writes is read: one Pods metric with an AverageValue target.
+    """
+    if isinstance(manifest, str):
+        manifest = yaml.safe_load(manifest)
+    try:
+        if manifest["apiVersion"] != "autoscaling/v2":
+            raise ValueError(f"apiVersion must be autoscaling/v2, got {manifest['apiVersion']!r}")
+        spec = manifest["spec"]
+        (metric,) = spec["metrics"]
+        if metric["type"] != "Pods" or metric["pods"]["target"]["type"] != "AverageValue":
+            raise ValueError("only a Pods metric with an AverageValue target is read")
+        target = parse_quantity(metric["pods"]["target"]["averageValue"])
+        behavior = spec.get("behavior", {})
+        up, down = _behavior_from(behavior)
+        return HorizontalAutoscaler(
+            target=target,
+            up=up,
+            down=down,
+            min_replicas=spec.get("minReplicas", 1),
+            max_replicas=spec["maxReplicas"],
+            replicas=replicas,
+        )
+    except (KeyError, TypeError) as err:
+        raise ValueError(
+            f"not an autoscaling/v2 HPA of the expected shape: missing {err}"
+        ) from None
+
+
+def controller_from_manifest(manifest) -> HPAOn:
+    """A closed-loop controller (``control.simulate_fleet``) running the HPA of ``manifest`` on
+    the fleet's requests in flight per replica, with the manifest's bounds and behavior."""
+    hpa = autoscaler_from_manifest(manifest)
+    return HPAOn(
+        {"concurrency": hpa.target},
+        up=hpa.up,
+        down=hpa.down,
+        min_replicas=hpa.min_replicas,
+        max_replicas=hpa.max_replicas,
+    )
+
+
+# ------------------------------------------------------------------ KEDA
+def _cron_windows(schedule: list[int], floor: int, lead_min: int) -> list[tuple[int, int, int]]:
+    """Runs of clock hours whose scheduled minimum exceeds ``floor``: (first hour, hours,
+    replicas), consecutive hours with the same minimum merged (a run may wrap past midnight
+    only when the whole day is scheduled, which is then one run of 24 hours)."""
+    runs: list[tuple[int, int, int]] = []
+    for hour, n in enumerate(schedule):
+        if n <= floor:
+            continue
+        if runs and runs[-1][0] + runs[-1][1] == hour and runs[-1][2] == n:
+            first, length, _ = runs[-1]
+            runs[-1] = (first, length + 1, n)
+        else:
+            runs.append((hour, 1, n))
+    return runs
+
+
+def keda_scaled_object(
+    name: str,
+    concurrency_target: float,
+    *,
+    min_replicas: int,
+    max_replicas: int,
+    up: Rules | None = None,
+    down: Rules | None = None,
+    metric_name: str = "requests_in_flight",
+    prometheus: str = "http://prometheus.monitoring.svc:9090",
+    schedule: list[int] | None = None,
+    lead_min: int = 0,
+    timezone: str = "Etc/UTC",
+    deployment: str | None = None,
+) -> dict:
+    """The KEDA ``ScaledObject`` (keda.sh/v1alpha1) equivalent to ``hpa_manifest``.
+
+    A ``prometheus`` trigger reads the fleet's total requests in flight, ``sum(metric_name)``,
+    with an AverageValue threshold L*: the HPA KEDA creates then wants ⌈total/L*⌉ replicas, the
+    same as the Pods metric. The bounds and ``behavior`` go to ``minReplicaCount``,
+    ``maxReplicaCount`` and ``advanced.horizontalPodAutoscalerConfig.behavior``. With a
+    ``schedule`` (minimum replicas for each clock hour, 24 values) a ``cron`` trigger per run
+    of hours above ``min_replicas`` asks for that many replicas from ``lead_min`` minutes
+    before the run (the start-up) to its end; KEDA takes the largest of its triggers.
+    Field names follow the KEDA documentation (concepts/scaling-deployments, scalers/prometheus,
+    scalers/cron, keda.sh/docs/2.17); trigger metadata values are strings.
+    """
+    hpa = hpa_manifest(
+        name,
+        concurrency_target,
+        min_replicas=min_replicas,
+        max_replicas=max_replicas,
+        up=up,
+        down=down,
+        metric_name=metric_name,
+        deployment=deployment,
+    )
+    spec = hpa["spec"]
+    if not isinstance(prometheus, str) or not prometheus.startswith(("http://", "https://")):
+        raise ValueError(f"prometheus must be an http(s) URL, got {prometheus!r}")
+    lead_min = _check.integer("lead_min", lead_min, minimum=0)
+    triggers = [
+        {
+            "type": "prometheus",
+            "metricType": "AverageValue",
+            "metadata": {
+                "serverAddress": prometheus,
+                "query": f"sum({metric_name})",
+                # a plain decimal (KEDA parses it as a float), equal to the HPA's quantity
+                "threshold": repr(
+                    parse_quantity(spec["metrics"][0]["pods"]["target"]["averageValue"])
+                ),
+            },
+        }
+    ]
+    if schedule is not None:
+        if len(schedule) != 24:
+            raise ValueError(f"schedule must hold 24 hourly minimums, got {len(schedule)}")
+        for hour, length, n in _cron_windows(list(schedule), min_replicas, lead_min):
+            begin = (hour * 60 - lead_min) % (24 * 60)
+            end_hour = (hour + length) % 24
+            if length == 24:  # all day: from midnight to the minute before (start ≠ end)
+                begin, end_hour = 0, None
+            triggers.append(
+                {
+                    "type": "cron",
+                    "metadata": {
+                        "timezone": timezone,
+                        "start": f"{begin % 60} {begin // 60} * * *",
+                        "end": "59 23 * * *" if end_hour is None else f"0 {end_hour} * * *",
+                        "desiredReplicas": str(min(n, max_replicas)),
+                    },
+                }
+            )
+    return {
+        "apiVersion": "keda.sh/v1alpha1",
+        "kind": "ScaledObject",
+        "metadata": {"name": name},
+        "spec": {
+            "scaleTargetRef": {"name": spec["scaleTargetRef"]["name"]},
+            "minReplicaCount": spec["minReplicas"],
+            "maxReplicaCount": spec["maxReplicas"],
+            "advanced": {"horizontalPodAutoscalerConfig": {"behavior": spec["behavior"]}},
+            "triggers": triggers,
+        },
+    }
+
+
+def _cron_minute(expr: str, field: str) -> int:
+    """Minute of the day of a daily cron expression "M H * * *" (the form the planner writes)."""
+    parts = str(expr).split()
+    try:
+        minute, hour = int(parts[0]), int(parts[1])
+        daily = len(parts) == 5 and parts[2:] == ["*", "*", "*"]
+    except (IndexError, ValueError):
+        daily = False
+    if not daily or not (0 <= minute < 60 and 0 <= hour < 24):
+        raise ValueError(f"{field} must be a daily cron expression 'M H * * *', got {expr!r}")
+    return 60 * hour + minute
+
+
+def schedule_from_scaled_object(obj) -> list[tuple[int, int, int]]:
+    """The cron triggers of a ScaledObject as (start minute, end minute, replicas), minutes of
+    the day in the trigger's time zone (only Etc/UTC is read)."""
+    windows = []
+    for i, trigger in enumerate(obj["spec"]["triggers"]):
+        if trigger.get("type") != "cron":
+            continue
+        meta = trigger["metadata"]
+        if meta.get("timezone", "Etc/UTC") not in ("Etc/UTC", "UTC"):
+            raise ValueError(f"triggers[{i}].metadata.timezone: only Etc/UTC is read")
+        start = _cron_minute(meta["start"], f"triggers[{i}].metadata.start")
+        end = _cron_minute(meta["end"], f"triggers[{i}].metadata.end")
+        windows.append(
+            (start, end, _whole(f"triggers[{i}].desiredReplicas", int(meta["desiredReplicas"]), 1))
+        )
+    return windows
+
+
+def controller_from_scaled_object(obj, *, start_s: float = 0.0) -> HPAOn:
+    """The HPA that KEDA makes of ``obj`` (dict or YAML), as a closed-loop controller: the
+    Prometheus trigger's threshold as the per-replica target of requests in flight, the bounds
+    and behavior of the object, and its cron triggers as a floor that joins the metric's
+    recommendation before the limits, as KEDA's cron metric does. ``start_s`` places the run's
+    second 0 on the clock (seconds since the epoch, UTC)."""
+    if isinstance(obj, str):
+        obj = yaml.safe_load(obj)
+    try:
+        if obj["apiVersion"] != "keda.sh/v1alpha1" or obj["kind"] != "ScaledObject":
+            raise ValueError("not a keda.sh/v1alpha1 ScaledObject")
+        spec = obj["spec"]
+        (prom,) = [t for t in spec["triggers"] if t["type"] == "prometheus"]
+        target = float(prom["metadata"]["threshold"])
+        behavior = spec.get("advanced", {}).get("horizontalPodAutoscalerConfig", {})
+        behavior = behavior.get("behavior", {})
+        up, down = _behavior_from(behavior)
+        low, high = spec.get("minReplicaCount", 0), spec.get("maxReplicaCount", 100)
+    except (KeyError, TypeError, ValueError) as err:
+        raise ValueError(f"not a ScaledObject of the expected shape: {err}") from None
+    windows = schedule_from_scaled_object(obj)
+
+    def floor(now: float) -> int:
+        minute = int((start_s + now) // 60) % (24 * 60)
+        active = [
+            n for a, b, n in windows if (a <= minute < b if a < b else minute >= a or minute < b)
+        ]
+        return max(active, default=0)
+
+    return HPAOn(
+        {"concurrency": target},
+        floor=floor if windows else None,
+        up=up,
+        down=down,
+        min_replicas=max(1, low),
+        max_replicas=high,
+    )

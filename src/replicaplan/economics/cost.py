@@ -1,0 +1,216 @@
+"""What a token costs: the hourly price divided by the tokens served in that hour.
+
+    c = C_hour / (3600 · ν* · ρ̄)
+
+with C_hour the price of a replica-hour, ν* the tokens/s a replica sustains within its promises
+and ρ̄ the mean utilization (tokens served over tokens the replicas on could have served). The
+factor 1/ρ̄ is the price of idle capacity: the margin 1 − ρ*, the reserve for the start-up
+delay, the slow scale-down, the warm replica kept against scale to zero, all end up there.
+
+Spot (preemptible) capacity sells at a discount d and may be taken back; if a share ω of the
+work paid for is lost or redone (the cold start of the replacement included), the cost is
+
+    c_spot = (1 − d) / (1 − ω) · c,
+
+which pays off while d > ω.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from functools import cache
+
+import numpy as np
+import sympy as sp
+
+from replicaplan.core import _check
+from replicaplan.core.example import EXAMPLE
+from replicaplan.core.symbols import (
+    C_hour,
+    d,
+    lambdify_array,
+    lambdify_once,
+    nu_star,
+    omega,
+    rho_bar,
+    t,
+)
+from replicaplan.serving.replica import ReplicaModel
+from replicaplan.simulation.day import DayPolicy, DayResult
+
+SPOTSERVE_SAVING = 0.54
+"""Cost reduction SpotServe reports against on-demand instances only, on real revocation traces
+(Miao et al., ASPLOS 2024): a published reference figure, not computed here."""
+
+
+def tokens_per_hour_expression() -> sp.Expr:
+    """Tokens served in an hour: ∫₀³⁶⁰⁰ ν* ρ̄ dt, the replica's rate times its mean use."""
+    return sp.integrate(nu_star * rho_bar, (t, 0, 3600))
+
+
+def cost_per_token_expression() -> sp.Expr:
+    """c = C_hour / (tokens served in the hour) = C_hour / (3600 ν* ρ̄)."""
+    return C_hour / tokens_per_hour_expression()
+
+
+def spot_factor_expression() -> sp.Expr:
+    """c_spot/c: the price per useful token on spot over the price on demand.
+
+    An hour of spot costs (1 − d) C_hour and does (1 − ω) of an hour's useful work; an hour on
+    demand costs C_hour and does all of it.
+    """
+    spot = (1 - d) * C_hour / (1 - omega)
+    on_demand = C_hour
+    return spot / on_demand  # C_hour cancels
+
+
+def spot_break_even() -> sp.Expr:
+    """The discount at which spot costs the same as on-demand: solve c_spot/c = 1 for d."""
+    (solution,) = sp.solve(sp.Eq(spot_factor_expression(), 1), d)
+    return solution
+
+
+@cache
+def _cost_fn():
+    return lambdify_once((C_hour, nu_star, rho_bar), cost_per_token_expression())
+
+
+@cache
+def _tokens_fn():
+    return lambdify_once((nu_star, rho_bar), tokens_per_hour_expression())
+
+
+@cache
+def _spot_fn():
+    return lambdify_array((d, omega), spot_factor_expression())
+
+
+def cost_per_token(price_per_hour: float, tokens_per_s: float, utilization: float) -> float:
+    """EUR (or any currency) per generated token: C_hour / (3600 ν* ρ̄).
+
+    >>> round(cost_per_token(2.0, 2560, 1.0) * 1e6, 3)    # EUR per million tokens
+    0.217
+    """
+    price_per_hour = _check.positive("price_per_hour", price_per_hour)
+    tokens_per_s = _check.positive("tokens_per_s", tokens_per_s)
+    utilization = _check.fraction("utilization", utilization)
+    return float(_cost_fn()(price_per_hour, tokens_per_s, utilization))
+
+
+def tokens_per_hour(tokens_per_s: float) -> float:
+    """Tokens a full replica generates in an hour: 3600 ν* (ρ̄ = 1)."""
+    return float(_tokens_fn()(_check.positive("tokens_per_s", tokens_per_s), 1))
+
+
+def spot_cost_factor(discount, lost_fraction):
+    """(1 − d)/(1 − ω): the cost of a spot token relative to an on-demand one.
+
+    Either argument may be an array (a map over discounts and lost shares), each in [0, 1).
+
+    >>> round(spot_cost_factor(0.6, 0.1), 3), spot_cost_factor(0.2, 0.5)
+    (0.444, 1.6)
+    """
+    if np.ndim(discount) or np.ndim(lost_fraction):
+        dd, ww = np.asarray(discount, dtype=float), np.asarray(lost_fraction, dtype=float)
+        for name, arr in (("discount", dd), ("lost_fraction", ww)):
+            if not np.all(np.isfinite(arr)) or np.any(arr < 0) or np.any(arr >= 1):
+                raise ValueError(f"{name} must lie in [0, 1) everywhere")
+        return _spot_fn()(dd, ww)
+    discount = _check.fraction("discount", discount, low_open=False, high_open=True)
+    lost_fraction = _check.fraction("lost_fraction", lost_fraction, low_open=False, high_open=True)
+    return float(_spot_fn()(discount, lost_fraction))
+
+
+def spot_pays_off(discount: float, lost_fraction: float) -> bool:
+    """True when spot is cheaper per useful token, i.e. when the discount exceeds the lost share."""
+    return spot_cost_factor(discount, lost_fraction) < 1.0
+
+
+# ----------------------------------------------------------------------------- the day priced
+
+
+@dataclass(frozen=True)
+class PricedPolicy:
+    """One policy of the simulated day, priced."""
+
+    name: str
+    paid_hours: float
+    cost: float
+    tokens: float
+    utilization: float
+    """The policy table's use (over ready replicas)."""
+    paid_utilization: float
+    """Use over the replicas paid, starting ones included: the ρ̄ that sets the price."""
+
+    @property
+    def per_million(self) -> float:
+        """Currency per million tokens served."""
+        return self.cost / self.tokens * 1e6
+
+
+def price_day(
+    rows: list[tuple[DayPolicy, DayResult]],
+    *,
+    price_per_hour: float = EXAMPLE.price_per_hour,
+    answer_tokens: int = EXAMPLE.answer_tokens,
+) -> list[PricedPolicy]:
+    """Price each policy of ``day.policy_table``: hours paid × price over the tokens served.
+
+    Requests served in a minute are min(λ, ready capacity) · 60; each carries ``answer_tokens``.
+    """
+    price_per_hour = _check.positive("price_per_hour", price_per_hour)
+    answer_tokens = _check.integer("answer_tokens", answer_tokens, minimum=1)
+    return [
+        PricedPolicy(
+            policy.name,
+            r.paid_hours,
+            r.paid_hours * price_per_hour,
+            r.served_requests * answer_tokens,
+            r.utilization,
+            r.paid_utilization,
+        )
+        for policy, r in rows
+    ]
+
+
+# ----------------------------------------------------------------------------- input vs output
+
+
+def phase_prices(
+    price_per_hour: float = EXAMPLE.price_per_hour,
+    model: ReplicaModel | None = None,
+    batch: int | None = None,
+    prefill_efficiency: float | None = None,
+    peak_flops: float | None = None,
+) -> dict:
+    """Price of an input (prefill) and an output (decode) token by the GPU time each takes.
+
+    A prompt token costs 2 N_p / (η P_peak) seconds of a replica (compute-bound prefill, η the
+    share of the peak FLOP/s a prefill reaches: the model's own unless ``prefill_efficiency`` is
+    given, as a share of ``peak_flops``, which a model of one's own must come with, since a
+    ``ReplicaModel`` keeps only the FLOP/s its prefill reaches); an output token costs
+    TPOT(b)/b, its share of a decode step with b sequences (memory-bound). Returns currency per
+    million tokens for each phase and their ratio, which grows in proportion to η and falls as
+    the batch fills.
+
+    >>> round(phase_prices(prefill_efficiency=0.5)["output_to_input"], 1)
+    12.2
+    """
+    price_per_hour = _check.positive("price_per_hour", price_per_hour)
+    if prefill_efficiency is not None:
+        eta = _check.fraction("prefill_efficiency", prefill_efficiency)
+        if peak_flops is None and model is not None:
+            raise ValueError("peak_flops must be given with prefill_efficiency and a model")
+        peak = EXAMPLE.peak_flops if peak_flops is None else peak_flops
+        peak = _check.positive("peak_flops", peak)
+        model = replace(model or ReplicaModel(), prefill_flops=peak * eta)
+    model = model or ReplicaModel()
+    b = model.batch if batch is None else _check.integer("batch", batch, minimum=1)
+    per_second = price_per_hour / 3600
+    input_s = float(model.prefill_s(1))
+    output_s = float(model.tpot(b)) / b
+    return {
+        "input_per_million": per_second * input_s * 1e6,
+        "output_per_million": per_second * output_s * 1e6,
+        "output_to_input": output_s / input_s,
+    }

@@ -1,0 +1,602 @@
+"""The ``replicaplan`` command: the book's analyses on a reader's own numbers.
+
+replicaplan day [--capacity 8] [--target 0.8] [--startup 8] [--reserve 3] [--json]
+replicaplan capacity [--model replica|mm1] [--rates 1:10:0.5] [--quota 0.9] [--json] ...
+replicaplan cost [--price 2] [--tokens-per-s 2560] [--utilization 0.36] [--discount 0.6 --lost 0.1]
+replicaplan roofline [--params 8e9] [--batch 64] [--context 2000] [--tpot 0.025] ...
+replicaplan plan --log requests.csv | --rates minutes.csv [--model … --gpu …] [--report DIR] ...
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from replicaplan.core.example import EXAMPLE
+
+
+def _day(args: argparse.Namespace) -> str:
+    from replicaplan.faces.report import event_request_line, policy_table_text
+    from replicaplan.simulation.day import policy_table
+
+    rows = policy_table(
+        capacity=args.capacity, target=args.target, startup_min=args.startup, spares=args.reserve
+    )
+    if args.json:
+        return json.dumps([{"policy": p.name, **r.summary()} for p, r in rows], indent=2)
+    return (
+        policy_table_text(rows)
+        + "\n\n"
+        + event_request_line(capacity=args.capacity, target=args.target)
+    )
+
+
+def _grid(text: str) -> list[float]:
+    """'a:b:step' (inclusive of b) or a comma-separated list of rates."""
+    try:
+        if ":" in text:
+            start, stop, step = (float(x) for x in text.split(":"))
+            if step <= 0:
+                raise ValueError
+            n = int(round((stop - start) / step)) + 1
+            return [round(start + k * step, 10) for k in range(n)]
+        return [float(x) for x in text.split(",")]
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"rates must look like 1:10:0.5 or 2,4,6 (with step > 0), got {text!r}"
+        ) from None
+
+
+def _capacity(args: argparse.Namespace) -> str:
+    from replicaplan.serving import queueing
+    from replicaplan.simulation import capacity
+
+    closed_form = None
+    if args.model == "mm1":
+        if args.mu is None or args.tau is None:
+            raise ValueError(
+                "--model mm1 needs --mu (service rate, req/s) and --tau (threshold, s)"
+            )
+        rates = args.rates or [round(args.mu * k / 20, 10) for k in range(1, 21)]
+        sweep = capacity.mm1_sweep(
+            rates,
+            mu=args.mu,
+            tau=args.tau,
+            n_requests=args.requests,
+            quota=args.quota,
+            seed=args.seed,
+            resolution=args.resolution,
+        )
+        closed_form = queueing.mm1_capacity(args.mu, args.tau, args.quota)
+        slo = f"M/M/1, mu = {args.mu:g} req/s, residence <= {args.tau:g} s"
+    else:
+        sweep = capacity.replica_sweep(
+            args.rates or _grid("1:10:0.5"),
+            mix=args.mix,
+            n_requests=args.requests,
+            quota=args.quota,
+            ttft_slo_s=args.ttft_slo,
+            tpot_slo_s=args.tpot_slo,
+            seed=args.seed,
+            resolution=args.resolution,
+        )
+        slo = (
+            f"batching replica, {args.mix} lengths, TTFT <= {args.ttft_slo:g} s, "
+            f"TPOT <= {args.tpot_slo * 1e3:g} ms"
+        )
+    status = 0 if sweep.bracketed else 1  # a script can tell "no capacity found" apart
+    if args.json:
+        out = sweep.to_dict()
+        if closed_form is not None:
+            out["mu_star_closed_form"] = closed_form
+        return json.dumps(out, indent=2), status
+    lines = [slo, f"{'rate':>8} {'conform.':>9} {'stderr':>8} {'batch se':>9}"]
+    for p in sweep.points:
+        lines.append(f"{p.rate:8.3f} {p.conformance:9.3f} {p.stderr:8.4f} {p.stderr_batch:9.4f}")
+    if sweep.bracketed:
+        lines.append(
+            f"mu* = {sweep.mu_star:.3f} req/s ± {sweep.resolution:.3f} (bisection, "
+            f"{len(sweep.probes)} probes) ± {sweep.mu_star_stderr:.3f} (1 standard error)"
+        )
+    else:
+        lines.append(f"no mu* in this range: {sweep.not_bracketed_reason()}")
+    if closed_form is not None:
+        lines.append(f"closed form mu - ln(1/(1 - q))/tau = {closed_form:.3f} req/s")
+    return "\n".join(lines), status
+
+
+def _cost(args: argparse.Namespace) -> str:
+    from replicaplan.economics.cost import cost_per_token, spot_cost_factor, tokens_per_hour
+
+    c = cost_per_token(args.price, args.tokens_per_s, args.utilization)
+    full = cost_per_token(args.price, args.tokens_per_s, 1.0)
+    out = {
+        "price_per_hour": args.price,
+        "tokens_per_s": args.tokens_per_s,
+        "utilization": args.utilization,
+        "tokens_per_hour": tokens_per_hour(args.tokens_per_s),
+        "cost_per_million": c * 1e6,
+        "cost_per_million_at_full_use": full * 1e6,
+        "idle_capacity_factor": 1 / args.utilization,
+    }
+    if args.discount is not None or args.lost is not None:
+        if args.discount is None or args.lost is None:
+            raise ValueError("--discount and --lost go together (spot discount d and lost share ω)")
+        factor = spot_cost_factor(args.discount, args.lost)
+        out |= {
+            "discount": args.discount,
+            "lost_fraction": args.lost,
+            "spot_factor": factor,
+            "spot_cost_per_million": factor * c * 1e6,
+            "spot_pays_off": factor < 1,
+        }
+    if args.json:
+        return json.dumps(out, indent=2)
+    lines = [
+        f"{out['tokens_per_hour'] / 1e6:.2f} M tokens per replica-hour at full use",
+        f"cost per million tokens: {out['cost_per_million']:.3f} at utilization "
+        f"{args.utilization:g} ({out['cost_per_million_at_full_use']:.3f} at full use; "
+        f"idle capacity multiplies it by {out['idle_capacity_factor']:.2f})",
+    ]
+    if "spot_factor" in out:
+        verdict = (
+            "pays off"
+            if out["spot_pays_off"]
+            else "never pays off: the lost share is at least the discount"
+        )
+        lines.append(
+            f"spot: (1 - {args.discount:g}) / (1 - {args.lost:g}) = {out['spot_factor']:.3f} "
+            f"of on-demand, {out['spot_cost_per_million']:.3f} per million; {verdict}"
+        )
+    return "\n".join(lines)
+
+
+def _roofline(args: argparse.Namespace) -> str:
+    from replicaplan.core import _check
+    from replicaplan.serving import roofline as rf
+
+    _check.integer("batch", args.batch, minimum=1)
+    _check.positive("tpot", args.tpot)
+    weight_bytes = args.params * args.bytes_per_param
+    m_kv = rf.kv_bytes_per_token(args.layers, args.kv_heads, args.head_dim, args.kv_bytes)
+    kv_total = args.batch * args.context * m_kv
+    out = {
+        "kv_bytes_per_token": m_kv,
+        "mfu": rf.mfu(args.params, args.batch / args.tpot, args.peak_flops),
+        "mbu_weights_only": rf.mbu(weight_bytes, 0.0, args.tpot, args.peak_bandwidth),
+        "mbu": rf.mbu(weight_bytes, kv_total, args.tpot, args.peak_bandwidth),
+        "decode_intensity": rf.decode_intensity(
+            args.params, args.batch, args.context, m_kv, weight_bytes
+        ),
+        "intensity_limit": rf.intensity_limit(args.params, args.context, m_kv),
+        "ridge": rf.ridge(args.peak_flops, args.peak_bandwidth),
+        "ridge_context": rf.ridge_context(args.params, m_kv, args.peak_flops, args.peak_bandwidth),
+    }
+    out["decode_mfu_ceiling"] = rf.decode_mfu_ceiling(
+        args.params, args.context, m_kv, args.peak_flops, args.peak_bandwidth
+    )
+    if args.json:
+        return json.dumps(out, indent=2)
+    return "\n".join(
+        [
+            f"KV cache: {m_kv / 1024:g} KiB per token; {kv_total / 1e9:.1f} GB for "
+            f"{args.batch} x {args.context:g} tokens",
+            f"MFU {out['mfu']:.1%} at {args.batch / args.tpot:,.0f} tokens/s",
+            f"MBU {out['mbu']:.1%} ({out['mbu_weights_only']:.1%} from the weights alone)",
+            f"decode intensity {out['decode_intensity']:.1f} FLOP/byte; "
+            f"limit {out['intensity_limit']:.1f}; "
+            f"ridge {out['ridge']:.0f}",
+            f"decode MFU ceiling {out['decode_mfu_ceiling']:.1%}; "
+            "batching reaches the ridge only below "
+            f"{out['ridge_context']:.0f} tokens of context",
+        ]
+    )
+
+
+def _named_or_spec(kind: str, text: str, names: dict, cls, fields: dict):
+    """A GPU or model shape by name (``names``), or spelled key=value,key=value (``fields``
+    maps each key to its type; the keys without a default are required)."""
+    if "=" not in text:
+        if text not in names:
+            raise ValueError(
+                f"--{kind}: unknown name {text!r}; known: {', '.join(sorted(names))}, "
+                f"or key=value pairs ({', '.join(fields)})"
+            )
+        return names[text]
+    values = {}
+    for part in text.split(","):
+        key, _, value = part.partition("=")
+        key = key.strip()
+        if key not in fields:
+            raise ValueError(f"--{kind}: unknown key {key!r}; allowed: {', '.join(fields)}")
+        try:
+            values[key] = fields[key](float(value))
+        except ValueError:
+            raise ValueError(f"--{kind}: {key} must be a number, got {value!r}") from None
+        if not values[key] > 0:
+            raise ValueError(f"--{kind}: {key} must be > 0, got {value}")
+    return cls(name=f"{kind} {text}", **values)
+
+
+def _replica(args: argparse.Namespace):
+    """The replica the plan sizes: the running example, a datasheet, or a fit to measurements."""
+    from replicaplan.serving.replica import GPU, GPUS, MODELS, ModelShape, ReplicaModel
+
+    shape_fields = {
+        "params": float,
+        "layers": int,
+        "kv_heads": int,
+        "head_dim": int,
+        "hidden": int,
+        "bytes_per_param": float,
+        "bytes_per_kv_value": float,
+    }
+    gpu_fields = dict.fromkeys(("memory_bytes", "bandwidth", "flops", "link_bandwidth"), float)
+    fitting = bool(args.tpot_point or args.ttft_point)
+    if not (args.model or args.gpu or fitting):
+        return ReplicaModel()
+    if not args.model:
+        raise ValueError("--model is required with --gpu, --tpot-point or --ttft-point")
+    shape = _named_or_spec("model", args.model, MODELS, ModelShape, shape_fields)
+    if not (args.gpu or fitting):
+        raise ValueError("--gpu is required with --model (or measured --tpot/--ttft-point)")
+    card = _named_or_spec("gpu", args.gpu, GPUS, GPU, gpu_fields) if args.gpu else None
+    sheet = card and ReplicaModel.from_hardware(shape, card, gpus=args.gpus, batch=args.batch)
+    if not fitting:
+        return sheet
+    tpot = [_numbers("--tpot-point", x, 3) for x in args.tpot_point or []]
+    ttft = [_numbers("--ttft-point", x, 2) for x in args.ttft_point or []]
+    # timings from the measurements; the cache from the GPU's memory when --gpu is given
+    memory = {"kv_capacity_tokens": sheet.kv_capacity_tokens} if sheet else {}
+    return ReplicaModel.fit(shape, tpot=tpot, ttft=ttft, batch=args.batch, **memory)
+
+
+def _numbers(option: str, text: str, n: int) -> tuple:
+    try:
+        values = tuple(float(v) for v in text.split(","))
+    except ValueError:
+        values = ()
+    if len(values) != n:
+        raise ValueError(f"{option}: expected {n} comma-separated numbers, got {text!r}")
+    return values
+
+
+def _progress(share: float) -> None:
+    """A progress bar on the terminal's standard error (the plan's reading of a long log)."""
+    bar = "#" * int(30 * share)
+    print(f"\rreading the log [{bar:<30}] {100 * share:5.1f} %", end="", file=sys.stderr)
+    if share >= 1:
+        print(file=sys.stderr)
+
+
+def _write_whole(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` whole or not at all: a temporary file beside it, renamed."""
+    import os
+    import tempfile
+
+    fd, tmp = tempfile.mkstemp(dir=path.resolve().parent, prefix=f".{path.name}-")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def _plan(args: argparse.Namespace) -> str:
+    from replicaplan.autoscalers.manifest import check_names, to_yaml
+    from replicaplan.faces.plan_report import check_report_dir, summary, text, write_report
+    from replicaplan.planner.plan import plan
+    from replicaplan.traffic.loadgen import read_rate_series, read_trace
+
+    source = Path(args.log or args.rates)
+    inputs = (("--log", args.log), ("--rates", args.rates), ("--lengths", args.lengths))
+    for option, value in inputs:
+        if value and not Path(value).is_file():
+            raise ValueError(f"{option}: no such file: {value}")
+    for option, value in (("--manifest", args.manifest), ("--keda", args.keda)):
+        if value and not Path(value).resolve().parent.is_dir():
+            raise ValueError(f"{option}: no such directory: {Path(value).parent}")
+    if args.report:
+        try:
+            check_report_dir(args.report)  # before minutes of work, not after
+        except ValueError as err:
+            raise ValueError(f"--report: {err}") from None
+    check_names(args.name, args.metric)  # before minutes of work, not after
+    model = _replica(args)
+    progress = _progress if sys.stderr.isatty() else None
+    if args.log:
+        traffic = read_trace(args.log, progress=progress)
+    else:
+        traffic = read_rate_series(args.rates)
+    lengths = read_trace(args.lengths) if args.lengths else None
+    p = plan(
+        traffic,
+        model,
+        lengths=lengths,
+        target_utilization=args.target,
+        ttft_slo_s=args.ttft_slo,
+        tpot_slo_s=args.tpot_slo,
+        quota=args.quota,
+        startup_min=args.startup,
+        price_per_hour=args.price,
+        name=args.name,
+        metric_name=args.metric,
+        prometheus=args.prometheus,
+    )
+    # everything is computed; only now is anything written
+    written = []
+    if args.manifest:
+        _write_whole(Path(args.manifest), to_yaml(p.hpa))
+        written.append(args.manifest)
+    if args.keda:
+        _write_whole(Path(args.keda), to_yaml(p.keda))
+        written.append(args.keda)
+    if args.report:
+        write_report(p, args.report, fmt=args.report_format, log=source.name)
+        written.append(args.report)
+    if args.json:
+        requests = {"requests": int(traffic.prompt.size)} if args.log else {}
+        return json.dumps(summary(p, log=str(source), **requests), indent=2)
+    out = text(p, log=source.name)
+    return out + "".join(f"\n(written to {w})" for w in written)
+
+
+def _add_promises(parser: argparse.ArgumentParser) -> None:
+    """The promises a replica is sized against, spelled the same in every command."""
+    parser.add_argument(
+        "--quota",
+        type=float,
+        default=EXAMPLE.quota,
+        help="required share, in (0, 1) (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--ttft-slo",
+        type=float,
+        default=EXAMPLE.ttft_slo_s,
+        help="TTFT SLO, s (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--tpot-slo",
+        type=float,
+        default=EXAMPLE.tpot_slo_s,
+        help="TPOT SLO, s (default: %(default)s)",
+    )
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="replicaplan",
+        description="How many replicas to keep on, and what that capacity costs.",
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    day = sub.add_parser(
+        "day",
+        help="the simulated day: the five scaling policies compared",
+        description="Run the simulated day (the source's traffic) under five "
+        "policies and print paid hours, uncovered and queued "
+        "minutes, excess share and utilization.",
+    )
+    day.add_argument(
+        "--capacity",
+        type=float,
+        default=EXAMPLE.capacity_rps,
+        help="μ*: requests/s one replica serves within its SLOs (default: %(default)s)",
+    )
+    day.add_argument(
+        "--target",
+        type=float,
+        default=EXAMPLE.target_utilization,
+        help="ρ*: target utilization in (0, 1] (default: %(default)s)",
+    )
+    day.add_argument(
+        "--startup",
+        type=int,
+        default=EXAMPLE.startup_min,
+        help="start-up time in whole minutes (default: %(default)s)",
+    )
+    day.add_argument(
+        "--reserve",
+        type=int,
+        default=3,
+        help="spare replicas of the reserve policy (default: %(default)s)",
+    )
+    day.add_argument("--json", action="store_true", help="print JSON instead of the table")
+    day.set_defaults(run=_day)
+
+    cap = sub.add_parser(
+        "capacity",
+        help="open-loop capacity sweep: conformance vs rate, and mu*",
+        description="Sweep the arrival rate in open loop and print the share of "
+        "requests meeting the SLOs at each rate, and mu*.",
+    )
+    cap.add_argument(
+        "--model",
+        choices=("replica", "mm1"),
+        default="replica",
+        help="the batching replica (default) or the textbook M/M/1 server",
+    )
+    cap.add_argument("--mu", type=float, help="M/M/1 service rate, req/s")
+    cap.add_argument("--tau", type=float, help="M/M/1 residence-time threshold, s")
+    cap.add_argument(
+        "--rates",
+        type=_grid,
+        default=None,
+        help="grid of rates that brackets mu*: start:stop:step or a,b,c "
+        "(default: 1:10:0.5 for the replica, mu/20 to mu in 20 steps for mm1)",
+    )
+    cap.add_argument(
+        "--resolution",
+        type=float,
+        default=0.02,
+        help="width of the final bracket of the bisection for mu*, req/s (default: 0.02)",
+    )
+    _add_promises(cap)
+    cap.add_argument(
+        "--mix",
+        choices=("azure", "identical"),
+        default="azure",
+        help="request lengths: the Azure conversation mix or identical requests",
+    )
+    cap.add_argument("--requests", type=int, default=5000, help="requests per rate (default: 5000)")
+    cap.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
+    cap.add_argument("--json", action="store_true", help="print JSON instead of the table")
+    cap.set_defaults(run=_capacity)
+
+    cost = sub.add_parser(
+        "cost",
+        help="cost per token, idle capacity, spot instances",
+        description="c = C_hour / (3600 nu rho); with --discount and --lost, the spot "
+        "factor (1 - d)/(1 - omega).",
+    )
+    cost.add_argument(
+        "--price",
+        type=float,
+        default=EXAMPLE.price_per_hour,
+        help="price of a replica-hour (default: %(default)s)",
+    )
+    cost.add_argument(
+        "--tokens-per-s",
+        type=float,
+        default=EXAMPLE.tokens_per_s,
+        help="tokens/s a replica sustains within its SLOs (default: %(default)s)",
+    )
+    cost.add_argument(
+        "--utilization",
+        type=float,
+        default=1.0,
+        help="mean utilization rho in (0, 1] (default: %(default)s)",
+    )
+    cost.add_argument("--discount", type=float, help="spot discount d in [0, 1)")
+    cost.add_argument(
+        "--lost", type=float, help="share of spot work lost or redone, omega in [0, 1)"
+    )
+    cost.add_argument("--json", action="store_true", help="print JSON")
+    cost.set_defaults(run=_cost)
+
+    roof = sub.add_parser(
+        "roofline",
+        help="MFU, MBU and the decode roofline of a model on a GPU",
+        description="Utilization figures of decoding: MFU, MBU, arithmetic intensity.",
+    )
+    roof.add_argument(
+        "--params", type=float, default=EXAMPLE.params, help="parameters (default: 8e9)"
+    )
+    roof.add_argument(
+        "--bytes-per-param",
+        type=float,
+        default=EXAMPLE.bytes_per_param,
+        help="bytes per weight (default: 2, bf16)",
+    )
+    roof.add_argument(
+        "--layers", type=int, default=EXAMPLE.layers, help="layers (default: %(default)s)"
+    )
+    roof.add_argument(
+        "--kv-heads", type=int, default=EXAMPLE.kv_heads, help="KV heads (default: %(default)s)"
+    )
+    roof.add_argument(
+        "--head-dim", type=int, default=EXAMPLE.head_dim, help="head size (default: %(default)s)"
+    )
+    roof.add_argument(
+        "--kv-bytes", type=float, default=2.0, help="bytes per cached value (default: 2)"
+    )
+    roof.add_argument(
+        "--batch", type=int, default=EXAMPLE.batch, help="sequences per step (default: %(default)s)"
+    )
+    roof.add_argument(
+        "--context",
+        type=float,
+        default=EXAMPLE.context_tokens,
+        help="context tokens per sequence (default: %(default)s)",
+    )
+    roof.add_argument(
+        "--tpot",
+        type=float,
+        default=EXAMPLE.tpot_s,
+        help="seconds per decode step (default: 0.025)",
+    )
+    roof.add_argument(
+        "--peak-flops", type=float, default=EXAMPLE.peak_flops, help="FLOP/s (default: 1e15)"
+    )
+    roof.add_argument(
+        "--peak-bandwidth",
+        type=float,
+        default=EXAMPLE.peak_bandwidth,
+        help="bytes/s (default: 3e12)",
+    )
+    roof.add_argument("--json", action="store_true", help="print JSON")
+    roof.set_defaults(run=_roofline)
+
+    pl = sub.add_parser(
+        "plan",
+        help="a fleet for your own traffic: mu*, L*, the policies priced, an HPA and KEDA object",
+        description="Reads a request log with the Azure trace's columns (TIMESTAMP, "
+        "ContextTokens, GeneratedTokens) in time order, or a per-minute rate series (minute, "
+        "rate_rps); measures mu* of the replica on the log's length mix and the concurrency "
+        "target L* = rho* mu* W; replays the traffic under the book's policies, priced per "
+        "token; writes an autoscaling/v2 HPA and a KEDA ScaledObject on requests in flight.",
+    )
+    traffic = pl.add_mutually_exclusive_group(required=True)
+    traffic.add_argument("--log", help="CSV log: TIMESTAMP, ContextTokens, GeneratedTokens")
+    traffic.add_argument("--rates", help="CSV per-minute series (minute, rate_rps)")
+    pl.add_argument(
+        "--lengths", help="request log whose length mix to use with --rates (default: Azure conv)"
+    )
+    pl.add_argument(
+        "--model", help="model shape: a name (llama-3-8b, llama-3-70b, example-8b) or key=value,…"
+    )
+    pl.add_argument("--gpu", help="GPU: a name (a100-80gb, h100-sxm, example) or key=value,…")
+    pl.add_argument("--gpus", type=int, default=1, help="GPUs per replica (tensor parallel)")
+    pl.add_argument("--batch", type=int, default=64, help="batch cap B (max_num_seqs)")
+    pl.add_argument(
+        "--tpot-point",
+        action="append",
+        metavar="B,CONTEXT,S",
+        help="a measured decode step: batch, context tokens per sequence, seconds (2 or more)",
+    )
+    pl.add_argument(
+        "--ttft-point",
+        action="append",
+        metavar="PROMPT,S",
+        help="a measured TTFT on an idle server: prompt tokens, seconds (2 or more)",
+    )
+    pl.add_argument("--target", type=float, default=EXAMPLE.target_utilization, help="rho*")
+    _add_promises(pl)
+    pl.add_argument(
+        "--startup", type=int, default=EXAMPLE.startup_min, help="start-up time, whole minutes"
+    )
+    pl.add_argument("--price", type=float, default=EXAMPLE.price_per_hour, help="per replica-hour")
+    pl.add_argument("--name", default="llm", help="name of the HPA and of its Deployment")
+    pl.add_argument("--metric", default="requests_in_flight", help="per-pod concurrency metric")
+    pl.add_argument(
+        "--prometheus",
+        default="http://prometheus.monitoring.svc:9090",
+        help="Prometheus address for the KEDA trigger",
+    )
+    pl.add_argument("--manifest", help="also write the HPA as YAML to this file")
+    pl.add_argument("--keda", help="also write the KEDA ScaledObject as YAML to this file")
+    pl.add_argument("--report", help="also write a report with its figure into this directory")
+    pl.add_argument("--report-format", choices=("md", "html"), default="md", help="report format")
+    pl.add_argument("--json", action="store_true", help="print JSON")
+    pl.set_defaults(run=_plan)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        result = args.run(args)
+    except ValueError as err:
+        print(f"replicaplan {args.command}: error: {err}", file=sys.stderr)
+        return 2
+    text, status = result if isinstance(result, tuple) else (result, 0)
+    print(text)
+    return status
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,360 @@
+"""A plan (``plan.plan``) for people and programs: JSON, terminal text, a report directory.
+
+``summary`` is the JSON ``replicaplan plan --json`` prints; ``text`` what it prints otherwise;
+``write_report`` writes a directory with the report (Markdown or HTML), its figure and the two
+manifests, all at once or not at all (built in a temporary directory beside the target, then
+renamed).
+"""
+
+from __future__ import annotations
+
+import html
+import math
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+from replicaplan.autoscalers.manifest import to_yaml
+from replicaplan.faces.report import clock
+from replicaplan.planner.plan import Plan, startup_sensitivity
+
+
+def summary(p: Plan, **context) -> dict:
+    """The plan's numbers as plain JSON-ready values; ``context`` (the log's name…) goes first."""
+    op = p.point
+    run = p.hpa_run
+    return {
+        **context,
+        "minutes": int(p.rate.size),
+        "mean_rate_rps": float(p.rate.mean()),
+        "peak_minute_rps": float(p.rate.max()),
+        "mean_prompt_tokens": op.mean_prompt,
+        "mean_output_tokens": op.mean_output,
+        "mu_star_rps": op.mu_star,
+        "mu_star_stderr_rps": op.mu_star_stderr,
+        "target_utilization": op.target_utilization,
+        "operating_rate_rps": op.rate,
+        "residence_s": op.residence_s,
+        "concurrency_target": op.concurrency_target,
+        "startup_min": p.startup_min,
+        "price_per_hour": p.price_per_hour,
+        "min_replicas": p.min_replicas,
+        "max_replicas": p.max_replicas,
+        "policies": [
+            {
+                "policy": r.policy.name,
+                **r.result.summary(),
+                "cost": r.priced.cost,
+                "cost_per_million_output_tokens": r.priced.per_million,
+            }
+            for r in p.rows
+        ],
+        "recommended": {"policy": p.recommended.policy.name, "why": p.why},
+        "schedule_utc": p.schedule,
+        "hpa_replay": {**run.summary(), "cost_per_million_output_tokens": p.hpa_cost_per_million},
+        "keda_replay": None
+        if p.keda_run is None
+        else {
+            **p.keda_run.summary(),
+            "cost_per_million_output_tokens": p.cost_per_million(p.keda_run),
+        },
+        "hpa": p.hpa,
+        "keda": p.keda,
+    }
+
+
+def _stderr(p: Plan) -> str:
+    err = p.point.mu_star_stderr
+    return f" (± {err:.2f})" if err is not None and math.isfinite(err) else ""
+
+
+def _policy_rows(p: Plan) -> list[list[str]]:
+    return [
+        [
+            r.policy.name,
+            f"{r.result.paid_hours:.1f}",
+            f"{r.result.uncovered_minutes}",
+            f"{r.result.queued_minutes}",
+            f"{100 * r.result.excess_fraction:.3f}%",
+            f"{100 * r.result.utilization:.0f}%",
+            f"{r.priced.per_million:.3f}",
+        ]
+        for r in p.rows
+    ]
+
+
+POLICY_HEADER = [
+    "policy",
+    "replica-hours",
+    "uncovered min",
+    "queued min",
+    "requests beyond capacity",
+    "use",
+    "per million output tokens",
+]
+
+
+def _schedule_lines(p: Plan) -> list[str]:
+    if p.schedule is None:
+        return ["no schedule: the log covers fewer than two calendar days"]
+    runs = []  # (first hour, last hour, replicas), equal neighbours merged
+    for h, n in enumerate(p.schedule):
+        if runs and runs[-1][2] == n:
+            runs[-1] = (runs[-1][0], h, n)
+        else:
+            runs.append((h, h, n))
+    return [f"{clock(60 * a)}–{clock(60 * b + 59)} UTC: at least {n}" for a, b, n in runs if n > 0]
+
+
+def text(p: Plan, *, log: str = "") -> str:
+    """What ``replicaplan plan`` prints on a terminal."""
+    op, run = p.point, p.hpa_run
+    width = max(len(r.policy.name) for r in p.rows)
+    lines = [
+        f"{log + ': ' if log else ''}{p.rate.size} minutes, mean {p.rate.mean():.2f} req/s, "
+        f"busiest minute {p.rate.max():.2f} req/s",
+        f"mean prompt {op.mean_prompt:,.0f} tokens, mean answer {op.mean_output:,.0f} tokens",
+        f"capacity of one replica on this mix: mu* = {op.mu_star:.2f} req/s{_stderr(p)}",
+        f"at rho* = {op.target_utilization:g}: {op.rate:.2f} req/s per replica, "
+        f"{op.residence_s:.2f} s in the replica, concurrency target L* = "
+        f"{op.concurrency_target:.1f}",
+        f"replicas: {p.min_replicas} for the quietest minute, at most {p.max_replicas}",
+        "",
+        f"the traffic replayed ({p.startup_min} min start-up, {p.price_per_hour:g} per "
+        "replica-hour):",
+        f"  {'policy':<{width}} {'hours':>8} {'short':>6} {'queued':>6} {'beyond':>7} "
+        f"{'use':>4} {'per M tokens':>12}",
+        *(
+            f"  {r.policy.name:<{width}} {r.result.paid_hours:8.1f} "
+            f"{r.result.uncovered_minutes:6d} {r.result.queued_minutes:6d} "
+            f"{100 * r.result.excess_fraction:6.2f}% {100 * r.result.utilization:3.0f}% "
+            f"{r.priced.per_million:12.3f}"
+            for r in p.rows
+        ),
+        "  (hours paid; minutes short of capacity and with a backlog; requests beyond capacity; "
+        "use of the ready replicas; price per million output tokens)",
+        f"recommended: {p.recommended.policy.name} ({p.why})",
+        f"the HPA below, replayed second by second: {run.paid_hours:.1f} h, "
+        f"{run.queued_seconds} s with requests waiting, {run.scale_changes} changes of size, "
+        f"{p.hpa_cost_per_million:.3f} per million output tokens",
+        *(
+            []
+            if p.keda_run is None
+            else [
+                f"the KEDA object, cron minimums included, replayed: "
+                f"{p.keda_run.paid_hours:.1f} h, "
+                f"{p.keda_run.queued_seconds} s with requests waiting, "
+                f"{p.cost_per_million(p.keda_run):.3f} per million output tokens"
+            ]
+        ),
+        "scheduled minimums:",
+        *(f"  {line}" for line in _schedule_lines(p)),
+        "",
+        to_yaml(p.hpa).rstrip(),
+    ]
+    return "\n".join(lines)
+
+
+# ------------------------------------------------------------------ the report directory
+def _blocks(p: Plan, log: str, sens) -> list[tuple]:
+    op, run = p.point, p.hpa_run
+    return [
+        ("h1", f"Fleet plan for {log or 'the traffic given'}"),
+        (
+            "p",
+            f"{p.rate.size:,} minutes of traffic, mean {p.rate.mean():.2f} req/s, busiest minute "
+            f"{p.rate.max():.2f} req/s; mean prompt {op.mean_prompt:,.0f} tokens, mean answer "
+            f"{op.mean_output:,.0f} tokens.",
+        ),
+        ("h2", "One replica"),
+        (
+            "table",
+            ["quantity", "value"],
+            [
+                ["capacity within the promises, μ*", f"{op.mu_star:.2f} req/s{_stderr(p)}"],
+                ["target utilization, ρ*", f"{op.target_utilization:g}"],
+                ["rate given to each replica, ρ*μ*", f"{op.rate:.2f} req/s"],
+                ["mean time in the replica there, W̄", f"{op.residence_s:.2f} s"],
+                ["concurrency target, L* = ρ*μ*W̄", f"{op.concurrency_target:.1f}"],
+                ["replicas (quietest minute … max)", f"{p.min_replicas} … {p.max_replicas}"],
+            ],
+        ),
+        ("h2", "The policies over this traffic"),
+        (
+            "p",
+            f"Start-up {p.startup_min} min, price {p.price_per_hour:g} per replica-hour. "
+            f"Recommended: **{p.recommended.policy.name}**, {p.why}.",
+        ),
+        ("table", POLICY_HEADER, _policy_rows(p)),
+        ("img", "fleet.png", "Arrivals and each policy's ready capacity, minute by minute."),
+        ("p", _startup_sentence(sens)),
+        (
+            "img",
+            "startup.png",
+            "Each policy's price against the start-up time; hollow markers leave minutes short.",
+        ),
+        ("h2", "The autoscaler"),
+        (
+            "p",
+            "hpa.yaml (autoscaling/v2) and keda.yaml (KEDA ScaledObject) hold the target L*, the "
+            "replica bounds and the behavior derived from the start-up time and the traffic's "
+            f"steps. Replayed second by second on this traffic the HPA paid {run.paid_hours:.1f} "
+            f"replica-hours, had requests waiting in {run.queued_seconds} s, changed size "
+            f"{run.scale_changes} times and cost {p.hpa_cost_per_million:.3f} per million output "
+            "tokens.",
+        ),
+        *(
+            []
+            if p.keda_run is None
+            else [
+                (
+                    "p",
+                    "The KEDA object, its cron minimums included, replayed the same way: "
+                    f"{p.keda_run.paid_hours:.1f} replica-hours, requests waiting in "
+                    f"{p.keda_run.queued_seconds} s, {p.cost_per_million(p.keda_run):.3f} per "
+                    "million output tokens.",
+                )
+            ]
+        ),
+        ("h2", "Scheduled minimums"),
+        ("list", _schedule_lines(p)),
+    ]
+
+
+STARTUPS = np.arange(1, 31, 2)
+"""Start-up times (min) the report's second figure runs the policies at."""
+
+
+def report_sensitivity(p: Plan):
+    """The plan's policies at each of ``STARTUPS`` and at the plan's own start-up."""
+    return startup_sensitivity(
+        p.rate,
+        p.point.mu_star,
+        np.unique(np.r_[STARTUPS, p.startup_min]),
+        target=p.point.target_utilization,
+        price_per_hour=p.price_per_hour,
+        answer_tokens=max(1, round(p.point.mean_output)),
+        start_s=p.start_s,
+    )
+
+
+def _startup_sentence(sens) -> str:
+    first = sens.first_short("chase")
+    if first is None:
+        return (
+            f"With any start-up up to {sens.startups[-1]} min, chasing the traffic leaves no "
+            "minute short."
+        )
+    return (
+        f"Chasing the traffic leaves minutes short from a start-up of {first} min on; below "
+        "that, chasing alone covers every minute."
+    )
+
+
+def _markdown(blocks) -> str:
+    out = []
+    for kind, *rest in blocks:
+        if kind in ("h1", "h2"):
+            out.append(("#" if kind == "h1" else "##") + " " + rest[0])
+        elif kind == "p":
+            out.append(rest[0])
+        elif kind == "list":
+            out.append("\n".join(f"- {x}" for x in rest[0]))
+        elif kind == "img":
+            out.append(f"![{rest[1]}]({rest[0]})")
+        elif kind == "table":
+            header, rows = rest
+            lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+            lines += ["| " + " | ".join(r) + " |" for r in rows]
+            out.append("\n".join(lines))
+    return "\n\n".join(out) + "\n"
+
+
+def _html(blocks) -> str:
+    def inline(s: str) -> str:
+        parts = html.escape(s).split("**")
+        return "".join(f"<strong>{x}</strong>" if i % 2 else x for i, x in enumerate(parts))
+
+    body = []
+    for kind, *rest in blocks:
+        if kind in ("h1", "h2"):
+            body.append(f"<{kind}>{inline(rest[0])}</{kind}>")
+        elif kind == "p":
+            body.append(f"<p>{inline(rest[0])}</p>")
+        elif kind == "list":
+            body.append("<ul>" + "".join(f"<li>{inline(x)}</li>" for x in rest[0]) + "</ul>")
+        elif kind == "img":
+            src, alt = html.escape(rest[0]), html.escape(rest[1])
+            body.append(f'<figure><img src="{src}" alt="{alt}"><figcaption>{alt}</figcaption>')
+            body[-1] += "</figure>"
+        elif kind == "table":
+            header, rows = rest
+            head = "".join(f"<th>{inline(h)}</th>" for h in header)
+            cells = "".join(
+                "<tr>" + "".join(f"<td>{inline(c)}</td>" for c in r) + "</tr>" for r in rows
+            )
+            body.append(f"<table><thead><tr>{head}</tr></thead><tbody>{cells}</tbody></table>")
+    style = (
+        "body{font-family:sans-serif;max-width:60rem;margin:auto;padding:1rem}"
+        "table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:.2rem .5rem}"
+        "img{max-width:100%}"
+    )
+    return (
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        f"<title>Fleet plan</title><style>{style}</style></head><body>\n"
+        + "\n".join(body)
+        + "\n</body></html>\n"
+    )
+
+
+def check_report_dir(directory) -> Path:
+    """``directory`` as a Path if a report may be written there: absent or empty, in a folder
+    that exists; else an error saying which."""
+    target = Path(directory)
+    if target.exists() and (not target.is_dir() or any(target.iterdir())):
+        raise ValueError(f"report directory {target} exists and is not empty")
+    if not target.resolve().parent.is_dir():
+        raise ValueError(f"report directory's parent does not exist: {target.parent}")
+    return target
+
+
+def write_report(p: Plan, directory, *, fmt: str = "md", log: str = "") -> Path:
+    """Write ``directory`` with report.md (``fmt`` "md") or index.html ("html"), fleet.png,
+    hpa.yaml and keda.yaml. The directory must not exist or be empty; it appears whole or not
+    at all."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from replicaplan.faces.plots import plot_plan, plot_plan_sensitivity
+
+    if fmt not in ("md", "html"):
+        raise ValueError(f"fmt must be 'md' or 'html', got {fmt!r}")
+    target = check_report_dir(directory)
+    tmp = Path(tempfile.mkdtemp(dir=target.resolve().parent, prefix=f".{target.name}-"))
+    try:
+        fig = plot_plan(p.rows, p.hpa_run, start_s=p.start_s)
+        fig.savefig(tmp / "fleet.png", dpi=120)
+        plt.close(fig)
+        sens = report_sensitivity(p)
+        fig = plot_plan_sensitivity(sens.startups, sens.per_million, sens.uncovered)
+        fig.savefig(tmp / "startup.png", dpi=120)
+        plt.close(fig)
+        (tmp / "hpa.yaml").write_text(to_yaml(p.hpa), encoding="utf-8")
+        (tmp / "keda.yaml").write_text(to_yaml(p.keda), encoding="utf-8")
+        blocks = _blocks(p, log, sens)
+        if fmt == "md":
+            (tmp / "report.md").write_text(_markdown(blocks), encoding="utf-8")
+        else:
+            (tmp / "index.html").write_text(_html(blocks), encoding="utf-8")
+        if target.exists():
+            target.rmdir()  # empty, checked above
+        os.replace(tmp, target)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return target

@@ -1,0 +1,115 @@
+"""Reserve against the start-up delay: ramps, steps, calendars, and scale to zero.
+
+A replica called at time t serves from t + T_start, so capacity at t must already cover the
+load that will arrive by then:
+
+    N_r(t) ρ* μ*  ≥  λ(t + T_start)  ≈  λ(t) + λ'(t) T_start.
+
+A reactive controller knows only λ(t) and provides λ(t)/(ρ* μ*); the spare replicas it must
+keep on top are ⌈λ'_max T_start / (ρ* μ*)⌉ for the steepest ramp it must absorb, and
+⌈Δλ / (ρ* μ*)⌉ for a step of height Δλ, where the first-order expansion no longer holds.
+Both are solved below with sympy from the same inequality.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+
+import sympy as sp
+
+from replicaplan.core import _check
+from replicaplan.core.symbols import (
+    R,
+    T_start,
+    delta_lam,
+    lam_dot,
+    lam_of,
+    lambdify_once,
+    mu_star,
+    rho_star,
+    t,
+)
+
+
+def coverage_condition() -> sp.Rel:
+    """N_r ρ* μ* ≥ λ(t + T_start), with N_r = λ(t)/(ρ*μ*) + R for a reactive controller."""
+    n_r = lam_of(t) / (rho_star * mu_star) + R
+    return sp.Ge(n_r * rho_star * mu_star, lam_of(t + T_start))
+
+
+def _smallest_reserve(future_load: sp.Expr) -> sp.Expr:
+    """Solve the coverage condition at equality for R, given the load at t + T_start."""
+    cond = coverage_condition()
+    boundary = sp.Eq(cond.lhs, cond.rhs.subs(lam_of(t + T_start), future_load))
+    (r,) = sp.solve(boundary, R)
+    return sp.simplify(r)
+
+
+def first_order_future_load() -> sp.Expr:
+    """λ(t + T_start) to first order in T: λ(t) + λ'(t) T, from sympy's series."""
+    series = sp.series(lam_of(t + T_start), T_start, 0, 2).removeO().doit()
+    return series.subs(sp.Derivative(lam_of(t), t), lam_dot)
+
+
+def ramp_reserve_expression() -> sp.Expr:
+    """R = λ' T_start / (ρ* μ*) (before rounding up)."""
+    return _smallest_reserve(first_order_future_load())
+
+
+def step_reserve_expression() -> sp.Expr:
+    """R = Δλ / (ρ* μ*) (before rounding up)."""
+    return _smallest_reserve(lam_of(t) + delta_lam)
+
+
+@cache
+def _ramp_fn():
+    return lambdify_once(
+        (lam_dot, T_start, rho_star, mu_star), sp.ceiling(ramp_reserve_expression())
+    )
+
+
+@cache
+def _step_fn():
+    return lambdify_once((delta_lam, rho_star, mu_star), sp.ceiling(step_reserve_expression()))
+
+
+def ramp_reserve(
+    ramp_rps_per_s: float, startup_s: float, capacity_rps: float, target: float
+) -> int:
+    """⌈λ'_max T_start / (ρ* μ*)⌉: spare replicas for a ramp of ``ramp_rps_per_s`` (req/s per s)."""
+    ramp_rps_per_s = _check.non_negative("ramp_rps_per_s", ramp_rps_per_s)
+    startup_s = _check.non_negative("startup_s", startup_s)
+    capacity_rps = _check.positive("capacity_rps", capacity_rps)
+    target = _check.fraction("target", target)
+    return int(_ramp_fn()(ramp_rps_per_s, startup_s, target, capacity_rps))
+
+
+def step_reserve(step_rps: float, capacity_rps: float, target: float) -> int:
+    """⌈Δλ / (ρ* μ*)⌉: spare replicas for a sudden step of ``step_rps`` req/s."""
+    step_rps = _check.non_negative("step_rps", step_rps)
+    capacity_rps = _check.positive("capacity_rps", capacity_rps)
+    target = _check.fraction("target", target)
+    return int(_step_fn()(step_rps, target, capacity_rps))
+
+
+def ramp_load(ramp_per_min: float, startup_min: float) -> float:
+    """Load the demand adds while a new unit starts: λ' · T_start (any consistent units)."""
+    return _check.non_negative("ramp_per_min", ramp_per_min) * _check.non_negative(
+        "startup_min", startup_min
+    )
+
+
+def scale_to_zero(idle_s: float, startup_s: float, price_per_hour: float) -> dict:
+    """What switching every replica off over an idle period of ``idle_s`` seconds trades.
+
+    The replica must be called again ``startup_s`` before it can serve, and is paid while it
+    starts, so the hours saved are (idle − T_start)/3600 when the next request is not
+    anticipated; in exchange the first request after the silence waits T_start more for its
+    first token. Returns ``{"saved_eur", "first_ttft_penalty_s", "worth_it"}`` where
+    ``worth_it`` says whether any money is saved at all.
+    """
+    idle_s = _check.non_negative("idle_s", idle_s)
+    startup_s = _check.non_negative("startup_s", startup_s)
+    price_per_hour = _check.positive("price_per_hour", price_per_hour)
+    saved = max(0.0, idle_s - startup_s) / 3600 * price_per_hour
+    return {"saved_eur": saved, "first_ttft_penalty_s": startup_s, "worth_it": saved > 0}

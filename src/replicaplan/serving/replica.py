@@ -1,0 +1,636 @@
+"""A continuous-batching replica that behaves like a serving engine, simulated event to event.
+
+The model
+---------
+Up to ``batch`` sequences run together (vLLM's ``max_num_seqs``); their KV cache must fit in
+``kv_capacity_tokens``. The engine alternates two kinds of pass, never mixed in one (vLLM's
+scheduler without chunked prefill, which runs waiting prompts first):
+
+* a **prefill pass** takes the waiting prompts in arrival order while they fit the token budget
+  (``token_budget``, vLLM's ``max_num_batched_tokens``; a single prompt larger than it still runs
+  alone), the batch and the free cache; it lasts
+
+      prefill(P) = prefill_floor + 2 N_p · P / F_ach,        P = the pass's prompt tokens,
+
+  and stamps the first token of each of its requests when it ends;
+* a **decode step** advances every running sequence by one token and reads the weights once
+  plus the KV cache of every running sequence, the context each really holds:
+
+      step(b, C) = step_floor + (M_w + C · m_kv) / B_ach + comm(b),   C = Σ context of the b,
+
+  with comm(b) the all-reduces of tensor parallelism (zero on one GPU, see ``from_hardware``).
+
+A request waits while the batch or the cache is full. When the next decode step would overflow
+the cache, the newest running sequence is **preempted**: its cache is dropped and it goes back to
+the head of the queue, to be prefilled again over its prompt and the tokens it had produced
+(vLLM's recompute preemption). A request whose prompt and answer cannot fit in the whole cache is
+**rejected** on arrival and counted. Per request the simulator records arrival, first token and
+last token (TTFT, TPOT = (end − first token)/(output − 1) and latency follow) and preemptions.
+
+Speed
+-----
+Between two events (an admission, a completion, a preemption, an arrival that finds room) the
+batch is constant and its context grows by b tokens a step, so the step times form an arithmetic
+series: the simulator jumps over whole runs of steps with its closed-form sum. The cost is a few
+heap operations per request, not one loop turn per token.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+from collections import deque
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from replicaplan.core import _check
+from replicaplan.core.example import EXAMPLE
+from replicaplan.serving import roofline
+
+TOKEN_BUDGET = 2048
+"""vLLM's default ``max_num_batched_tokens`` (``SchedulerConfig.DEFAULT_MAX_NUM_BATCHED_TOKENS``,
+vllm/config/scheduler.py): the most prompt tokens one prefill pass takes."""
+
+
+@dataclass(frozen=True)
+class ModelShape:
+    """The shape of a transformer, as far as serving cares."""
+
+    name: str
+    params: float
+    layers: int
+    kv_heads: int
+    head_dim: int
+    hidden: int
+    bytes_per_param: float = 2.0
+    bytes_per_kv_value: float = 2.0
+
+    @property
+    def weight_bytes(self) -> float:
+        return self.params * self.bytes_per_param
+
+    @property
+    def kv_bytes_per_token(self) -> float:
+        return roofline.kv_bytes_per_token(
+            self.layers, self.kv_heads, self.head_dim, self.bytes_per_kv_value
+        )
+
+
+@dataclass(frozen=True)
+class GPU:
+    """A GPU's datasheet: memory, memory bandwidth, dense 16-bit FLOP/s, and its link."""
+
+    name: str
+    memory_bytes: float
+    bandwidth: float
+    flops: float
+    link_bandwidth: float
+    """Bytes/s one way over NVLink, for the all-reduces of tensor parallelism."""
+
+
+MODELS = {
+    # Meta's Llama 3 model card: 8B has 32 layers, hidden 4096, 8 KV heads of 128; 70B has 80
+    # layers, hidden 8192, 8 KV heads of 128 (grouped-query attention)
+    "llama-3-8b": ModelShape("Llama-3-8B", 8.03e9, 32, 8, 128, 4096),
+    "llama-3-70b": ModelShape("Llama-3-70B", 70.6e9, 80, 8, 128, 8192),
+    "example-8b": ModelShape(
+        "the running example's 8 B model",
+        EXAMPLE.params,
+        EXAMPLE.layers,
+        EXAMPLE.kv_heads,
+        EXAMPLE.head_dim,
+        4096,
+        EXAMPLE.bytes_per_param,
+        EXAMPLE.bytes_per_param,
+    ),
+}
+"""Model shapes by name."""
+
+GPUS = {
+    # NVIDIA A100 datasheet (80 GB SXM): 2,039 GB/s HBM2e, 312 TFLOP/s dense BF16, NVLink 600 GB/s
+    # both ways; H100 SXM datasheet: 3.35 TB/s HBM3, 989 TFLOP/s dense BF16, NVLink 900 GB/s
+    "a100-80gb": GPU("A100 80GB SXM", 80e9, 2.039e12, 312e12, 300e9),
+    "h100-sxm": GPU("H100 SXM 80GB", 80e9, 3.35e12, 989e12, 450e9),
+    "example": GPU(
+        "the running example's GPU",
+        80e9,
+        EXAMPLE.peak_bandwidth,
+        EXAMPLE.peak_flops,
+        300e9,
+    ),
+}
+"""GPU datasheets by name."""
+
+# The running example: the source's 8 B model decodes 64 sequences of 2,000 tokens of context in
+# 25 ms a step (40 tokens/s each). On its 3 TB/s GPU that is the bandwidth efficiency (MBU)
+# below; its prefill reaches half of the peak FLOP/s.
+_EXAMPLE_MBU = roofline.mbu(
+    EXAMPLE.weight_bytes,
+    EXAMPLE.batch * EXAMPLE.context_tokens * MODELS["example-8b"].kv_bytes_per_token,
+    EXAMPLE.tpot_s,
+    EXAMPLE.peak_bandwidth,
+)
+_EXAMPLE_PREFILL_EFFICIENCY = 0.5
+MEMORY_UTILIZATION = 0.9
+"""vLLM's default ``gpu_memory_utilization``: the share of GPU memory the engine may take."""
+
+
+def _kv_capacity(shape: ModelShape, gpu: GPU, gpus: int, memory_utilization: float) -> float:
+    free = gpus * gpu.memory_bytes * memory_utilization - shape.weight_bytes
+    if free <= 0:
+        raise ValueError(
+            f"the weights of {shape.name} ({shape.weight_bytes / 1e9:.1f} GB) do not fit in "
+            f"{gpus} × {gpu.name} at memory_utilization {memory_utilization:g}: "
+            "use more GPUs (gpus) or a larger GPU"
+        )
+    return math.floor(free / shape.kv_bytes_per_token)
+
+
+@dataclass(frozen=True)
+class ReplicaModel:
+    """Timing and memory of one replica. Defaults: the running example (8 B model, bf16, 64
+    sequences, one 3 TB/s GPU), as ``ReplicaModel.from_hardware`` builds it."""
+
+    batch: int = EXAMPLE.batch
+    """B: sequences decoded together at most (vLLM's max_num_seqs)."""
+    weight_bytes: float = EXAMPLE.weight_bytes
+    """M_w: bytes of weights read at every step (all GPUs together)."""
+    kv_bytes_per_token: float = MODELS["example-8b"].kv_bytes_per_token
+    """m_kv: KV-cache bytes per token of context (keys and values, every layer)."""
+    params: float = EXAMPLE.params
+    """N_p: parameters (prefill FLOP = 2 N_p per prompt token)."""
+    bandwidth: float = EXAMPLE.peak_bandwidth * _EXAMPLE_MBU
+    """B_ach: memory bandwidth a decode step achieves, bytes/s (all GPUs together)."""
+    prefill_flops: float = EXAMPLE.peak_flops * _EXAMPLE_PREFILL_EFFICIENCY
+    """F_ach: FLOP/s a prefill pass achieves (all GPUs together)."""
+    step_floor_s: float = 0.0
+    """Fixed time of every decode step (launches, sampling, scheduling)."""
+    prefill_floor_s: float = 0.0
+    """Fixed time of every prefill pass."""
+    token_budget: int = TOKEN_BUDGET
+    """Most prompt tokens one prefill pass takes."""
+    kv_capacity_tokens: float = _kv_capacity(
+        MODELS["example-8b"], GPUS["example"], 1, MEMORY_UTILIZATION
+    )
+    """Tokens of context the KV cache holds (all GPUs together)."""
+    comm_fixed_s: float = 0.0
+    """Tensor-parallel communication per decode step, fixed part (latency of the all-reduces)."""
+    comm_per_sequence_s: float = 0.0
+    """Tensor-parallel communication per decode step and per sequence (bytes over the link)."""
+    context_tokens: float = EXAMPLE.context_tokens
+    """n_ctx: the context ``tpot(b)`` assumes for each sequence (the roofline example's 2,000)."""
+
+    def __post_init__(self):
+        _check.integer("batch", self.batch, minimum=1)
+        _check.integer("token_budget", self.token_budget, minimum=1)
+        for name in ("weight_bytes", "params", "bandwidth", "prefill_flops"):
+            _check.positive(name, getattr(self, name))
+        for name in (
+            "kv_bytes_per_token",
+            "step_floor_s",
+            "prefill_floor_s",
+            "comm_fixed_s",
+            "comm_per_sequence_s",
+            "context_tokens",
+        ):
+            _check.non_negative(name, getattr(self, name))
+        if not self.kv_capacity_tokens >= 1:
+            raise ValueError(f"kv_capacity_tokens must be >= 1, got {self.kv_capacity_tokens!r}")
+
+    # ------------------------------------------------------------------ the two passes
+
+    def step_s(self, b, context_total):
+        """step(b, C) = floor + (M_w + C m_kv)/B_ach + comm(b): a decode step of b sequences
+        holding C tokens of context in all."""
+        b = np.asarray(b, dtype=float)
+        read = self.weight_bytes + np.asarray(context_total, dtype=float) * self.kv_bytes_per_token
+        return (
+            self.step_floor_s
+            + read / self.bandwidth
+            + np.where(b > 0, self.comm_fixed_s + self.comm_per_sequence_s * b, 0.0)
+        )
+
+    def prefill_pass_s(self, prompt_tokens):
+        """prefill(P) = floor + 2 N_p P / F_ach: one pass over P prompt tokens in all."""
+        return (
+            self.prefill_floor_s
+            + 2 * self.params * np.asarray(prompt_tokens, dtype=float) / self.prefill_flops
+        )
+
+    def tpot(self, b):
+        """Seconds per decode step with b sequences of ``context_tokens`` each (TPOT)."""
+        b = np.asarray(b, dtype=float)
+        return self.step_s(b, b * self.context_tokens)
+
+    def prefill_s(self, prompt_tokens):
+        """Seconds of a prefill pass over one prompt (TTFT of a request that finds the GPU idle)."""
+        return self.prefill_pass_s(prompt_tokens)
+
+    @property
+    def tpot_full_s(self) -> float:
+        """TPOT at a full batch of ``context_tokens`` each (25 ms for the running example)."""
+        return float(self.tpot(self.batch))
+
+    def raw_capacity_rps(self, output_tokens: float, prompt_tokens: float | None = None) -> float:
+        """Requests/s a full batch completes: B / (output · TPOT(B)) ignoring prefill, or, with
+        ``prompt_tokens``, B / (output · TPOT(B) + B · prefill(prompt)), since each prompt's pass
+        holds up the batch's decoding (no chunked prefill)."""
+        decode = _check.positive("output_tokens", output_tokens) * self.tpot_full_s
+        if prompt_tokens is None:
+            return self.batch / decode
+        prefill = float(self.prefill_s(_check.non_negative("prompt_tokens", prompt_tokens)))
+        return self.batch / (decode + self.batch * prefill)
+
+    # ------------------------------------------------------------------ constructors
+
+    @classmethod
+    def from_hardware(
+        cls,
+        model: ModelShape | str,
+        gpu: GPU | str,
+        *,
+        gpus: int = 1,
+        batch: int = 256,
+        bandwidth_efficiency: float = 0.7,
+        prefill_efficiency: float = 0.5,
+        step_floor_s: float = 0.0,
+        prefill_floor_s: float = 0.0,
+        memory_utilization: float = MEMORY_UTILIZATION,
+        token_budget: int = TOKEN_BUDGET,
+        allreduce_latency_s: float = 10e-6,
+        context_tokens: float = EXAMPLE.context_tokens,
+    ) -> ReplicaModel:
+        """A replica of ``model`` on ``gpus`` × ``gpu`` (tensor parallel over g = ``gpus``).
+
+        Decode reads at ``bandwidth_efficiency`` of the GPUs' peak bandwidth (0.7 by default: the
+        model bandwidth utilization that well-tuned engines reach on one GPU at small batches,
+        Agarwal et al. 2023); prefill computes at ``prefill_efficiency`` of the dense peak. The
+        KV cache holds what ``memory_utilization`` (vLLM's default 0.9) of the memory leaves
+        after the weights, in tokens of m_kv bytes. With g > 1 each decode step runs two
+        all-reduces per layer of the b sequences' hidden states (b · hidden · 2 bytes); a ring
+        all-reduce moves 2 (g − 1)/g of them over each link, so
+
+            comm(b) = 2 · layers · [latency + 2 (g − 1)/g · b · hidden · 2 / link bandwidth].
+        """
+        shape = MODELS[model] if isinstance(model, str) else model
+        card = GPUS[gpu] if isinstance(gpu, str) else gpu
+        gpus = _check.integer("gpus", gpus, minimum=1)
+        _check.fraction("bandwidth_efficiency", bandwidth_efficiency)
+        _check.fraction("prefill_efficiency", prefill_efficiency)
+        _check.fraction("memory_utilization", memory_utilization)
+        _check.non_negative("allreduce_latency_s", allreduce_latency_s)
+        capacity = _kv_capacity(shape, card, gpus, memory_utilization)
+        if gpus > 1:
+            ring = 2 * (gpus - 1) / gpus
+            per_layer_bytes = shape.hidden * shape.bytes_per_param
+            comm_fixed = 2 * shape.layers * allreduce_latency_s
+            comm_per_seq = 2 * shape.layers * ring * per_layer_bytes / card.link_bandwidth
+        else:
+            comm_fixed = comm_per_seq = 0.0
+        return cls(
+            batch=batch,
+            weight_bytes=shape.weight_bytes,
+            kv_bytes_per_token=shape.kv_bytes_per_token,
+            params=shape.params,
+            bandwidth=gpus * card.bandwidth * bandwidth_efficiency,
+            prefill_flops=gpus * card.flops * prefill_efficiency,
+            step_floor_s=step_floor_s,
+            prefill_floor_s=prefill_floor_s,
+            token_budget=token_budget,
+            kv_capacity_tokens=capacity,
+            comm_fixed_s=comm_fixed,
+            comm_per_sequence_s=comm_per_seq,
+            context_tokens=context_tokens,
+        )
+
+    @classmethod
+    def fit(cls, model: ModelShape | str, tpot=(), ttft=(), **kwargs) -> ReplicaModel:
+        """Fit the step floor and bandwidth to measured TPOTs, the prefill floor and FLOP/s to
+        measured TTFTs, by least squares.
+
+        ``tpot`` is a sequence of (batch, context tokens per sequence, seconds per step) and
+        ``ttft`` of (prompt tokens, seconds) measured on an idle server, two or more of each:
+        step = floor + bytes/B is a line in the bytes a step reads, and prefill = floor +
+        2 N_p P/F a line in the prompt tokens. The other fields come from ``kwargs``.
+        """
+        shape = MODELS[model] if isinstance(model, str) else model
+        tpot, ttft = [tuple(x) for x in tpot], [tuple(x) for x in ttft]
+        if len(tpot) < 2 or len({(b, c) for b, c, _ in tpot}) < 2:
+            raise ValueError("tpot needs two or more measurements at different batch or context")
+        if len(ttft) < 2 or len({p for p, _ in ttft}) < 2:
+            raise ValueError("ttft needs two or more measurements at different prompt lengths")
+        for b, c, sec in tpot:
+            _check.integer("tpot batch", int(b), minimum=1)
+            _check.non_negative("tpot context", c)
+            _check.positive("tpot seconds", sec)
+        for p, sec in ttft:
+            _check.positive("ttft prompt tokens", p)
+            _check.positive("ttft seconds", sec)
+        read = [shape.weight_bytes + b * c * shape.kv_bytes_per_token for b, c, _ in tpot]
+        floor, per_byte = _line([(x, sec) for x, (_, _, sec) in zip(read, tpot, strict=True)])
+        flops_x = [2 * shape.params * p for p, _ in ttft]
+        p_floor, per_flop = _line([(x, sec) for x, (_, sec) in zip(flops_x, ttft, strict=True)])
+        if per_byte <= 0:
+            raise ValueError("the TPOT measurements give a non-positive bandwidth")
+        if floor < 0:
+            raise ValueError(f"the TPOT measurements give a negative step floor ({floor:.3g} s)")
+        if per_flop <= 0:
+            raise ValueError("the TTFT measurements give non-positive prefill FLOP/s")
+        if p_floor < 0:
+            raise ValueError(
+                f"the TTFT measurements give a negative prefill floor ({p_floor:.3g} s)"
+            )
+        return cls(
+            weight_bytes=shape.weight_bytes,
+            kv_bytes_per_token=shape.kv_bytes_per_token,
+            params=shape.params,
+            bandwidth=1 / per_byte,
+            step_floor_s=floor,
+            prefill_flops=1 / per_flop,
+            prefill_floor_s=p_floor,
+            **kwargs,
+        )
+
+
+def _line(points) -> tuple[float, float]:
+    """Least-squares intercept and slope of y on x."""
+    x = np.array([p[0] for p in points], dtype=float)
+    y = np.array([p[1] for p in points], dtype=float)
+    slope, intercept = np.polyfit(x, y, 1)
+    return float(intercept), float(slope)
+
+
+@dataclass(frozen=True)
+class Trace:
+    """Per-request times of one run, in arrival order (seconds)."""
+
+    arrival: np.ndarray = field(repr=False)
+    first_token: np.ndarray = field(repr=False)
+    end: np.ndarray = field(repr=False)
+    prompt: np.ndarray = field(repr=False)
+    output: np.ndarray = field(repr=False)
+    preemptions: np.ndarray | None = field(default=None, repr=False)
+    """Times each request was preempted and recomputed (zeros when not recorded)."""
+    rejected: np.ndarray | None = field(default=None, repr=False)
+    """True for requests that could never fit the KV cache and were turned away."""
+
+    def __post_init__(self):
+        n = np.asarray(self.arrival).size
+        if self.preemptions is None:
+            object.__setattr__(self, "preemptions", np.zeros(n, dtype=int))
+        if self.rejected is None:
+            object.__setattr__(self, "rejected", np.zeros(n, dtype=bool))
+
+    @property
+    def ttft(self) -> np.ndarray:
+        """Time to first token."""
+        return self.first_token - self.arrival
+
+    @property
+    def tpot(self) -> np.ndarray:
+        """(end − first token)/(output − 1); 0 for one-token answers."""
+        steps = np.maximum(self.output - 1, 1)
+        return np.where(self.output > 1, (self.end - self.first_token) / steps, 0.0)
+
+    @property
+    def latency(self) -> np.ndarray:
+        """End-to-end latency (residence time W)."""
+        return self.end - self.arrival
+
+    def meets(self, ttft_slo_s: float, tpot_slo_s: float) -> np.ndarray:
+        """True for requests that meet both SLOs: TTFT ≤ τ_TTFT and TPOT ≤ τ_TPOT (a rejected
+        request meets neither)."""
+        _check.positive("ttft_slo_s", ttft_slo_s)
+        _check.positive("tpot_slo_s", tpot_slo_s)
+        return (self.ttft <= ttft_slo_s) & (self.tpot <= tpot_slo_s) & ~self.rejected
+
+    def window(self, skip: int) -> Trace:
+        """The trace without its first ``skip`` requests (the warm-up)."""
+        skip = _check.integer("skip", skip, minimum=0)
+        if skip >= self.arrival.size:
+            raise ValueError(
+                f"skip must be < the number of requests ({self.arrival.size}), got {skip}"
+            )
+        sl = slice(skip, None)
+        return Trace(
+            self.arrival[sl],
+            self.first_token[sl],
+            self.end[sl],
+            self.prompt[sl],
+            self.output[sl],
+            self.preemptions[sl],
+            self.rejected[sl],
+        )
+
+    @property
+    def throughput_rps(self) -> float:
+        """Completed requests per second between the first arrival and the last completion."""
+        return self.arrival.size / float(self.end.max() - self.arrival.min())
+
+
+def _lengths(prompt, output, n: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+    prompt = np.asarray(prompt)
+    output = np.asarray(output)
+    if prompt.ndim != 1 or output.shape != prompt.shape or prompt.size == 0:
+        raise ValueError("prompt and output must be non-empty 1-d arrays of the same length")
+    if n is not None and prompt.size < n:
+        raise ValueError(f"need lengths for {n} requests, got {prompt.size}")
+    if np.any(prompt < 0) or not np.all(np.isfinite(prompt)):
+        raise ValueError("prompt lengths must be finite and >= 0")
+    if np.any(output < 1) or not np.all(np.isfinite(output)):
+        raise ValueError("output lengths must be finite and >= 1")
+    return prompt.astype(np.int64), output.astype(np.int64)
+
+
+def simulate_open(model: ReplicaModel, arrival, prompt, output) -> Trace:
+    """Serve requests that arrive at fixed times (open loop): arrivals do not wait for answers.
+
+    ``arrival`` must be non-decreasing seconds; ``prompt`` and ``output`` are token counts.
+    """
+    arrival = np.asarray(arrival, dtype=float)
+    if arrival.ndim != 1 or arrival.size == 0:
+        raise ValueError("arrival must be a non-empty 1-d array of times")
+    if not np.all(np.isfinite(arrival)) or np.any(np.diff(arrival) < 0):
+        raise ValueError("arrival must hold finite, non-decreasing times")
+    prompt, output = _lengths(prompt, output, arrival.size)
+    incoming = [(t, i) for i, t in enumerate(arrival.tolist())]  # sorted, hence a heap
+    return _Engine(model, incoming, prompt, output, arrival.size, think=None).run()
+
+
+def simulate_closed(
+    model: ReplicaModel, users: int, think_s, prompt, output, start_s=None
+) -> Trace:
+    """Serve ``users`` virtual users, each sending its next request ``think`` after its last answer.
+
+    ``think_s`` holds one think time per request (request k's user waits think_s[k] after k's
+    answer); ``start_s`` the first send time of each user (default: all at 0). The run stops
+    after len(prompt) requests; the k-th request to arrive gets the k-th lengths.
+    """
+    users = _check.integer("users", users, minimum=1)
+    prompt, output = _lengths(prompt, output)
+    n = prompt.size
+    think = np.asarray(think_s, dtype=float)
+    if think.shape != (n,) or np.any(think < 0) or not np.all(np.isfinite(think)):
+        raise ValueError("think_s must hold one finite time >= 0 per request")
+    start = np.zeros(users) if start_s is None else np.asarray(start_s, dtype=float)
+    if start.shape != (users,) or np.any(start < 0):
+        raise ValueError("start_s must hold one time >= 0 per user")
+    incoming = sorted((t, -1 - u) for u, t in enumerate(start.tolist()))
+    return _Engine(model, incoming, prompt, output, n, think=think.tolist()).run()
+
+
+class _Engine:
+    """The event loop shared by both load generators.
+
+    ``incoming`` is a heap of (time, key) not yet arrived. Requests are numbered in arrival
+    order; in the closed loop, key = −1 − user, and a completion sends that user's next request.
+    A running sequence i admitted at decode-step count s_i with g_i tokens already produced has
+    produced g_i + (steps − s_i) tokens; its cache holds prompt_i plus those tokens.
+    """
+
+    def __init__(self, model, incoming, prompt, output, n, think):
+        self.m = model
+        self.incoming = incoming
+        self.prompt = prompt[:n].tolist()
+        self.output = output[:n].tolist()
+        self.n = n
+        self.think = think
+        self.arrival = [0.0] * n
+        self.first = [math.nan] * n
+        self.end = [math.nan] * n
+        self.user_of = [0] * n
+        self.produced = [0] * n  # tokens produced when last admitted (or preempted)
+        self.admit_step = [0] * n
+        self.preempted = [0] * n
+        self.rejected = [False] * n
+
+    def run(self) -> Trace:
+        m, n = self.m, self.n
+        B, K, budget = m.batch, m.kv_capacity_tokens, m.token_budget
+        mkv_bw = m.kv_bytes_per_token / m.bandwidth
+        base = m.step_floor_s + m.weight_bytes / m.bandwidth
+        prefill_floor = m.prefill_floor_s
+        per_prompt_token = 2 * m.params / m.prefill_flops  # the prefill pass, as prefill_pass_s
+        pop, push = heapq.heappop, heapq.heappush
+        prompt, output, produced = self.prompt, self.output, self.produced
+
+        t = 0.0
+        steps = 0
+        arrived = 0
+        finished = 0
+        waiting: deque = deque()
+        running: list = []  # heap of (finish step, i)
+        order: list = []  # running requests in admission order (the newest last)
+        cached = 0  # tokens in the KV cache
+
+        def finish(i: int, now: float) -> None:
+            nonlocal finished
+            self.end[i] = now
+            finished += 1
+            if self.think is not None:  # the user sends again; past the n-th never admitted
+                push(self.incoming, (now + self.think[i], -1 - self.user_of[i]))
+
+        while finished < n:
+            while arrived < n and self.incoming and self.incoming[0][0] <= t:
+                when, key = pop(self.incoming)
+                i = arrived
+                arrived += 1
+                self.arrival[i] = when
+                self.user_of[i] = -1 - key
+                if prompt[i] + output[i] > K:  # could never fit the cache: turned away
+                    self.rejected[i] = True
+                    self.first[i] = when
+                    finish(i, when)
+                else:
+                    waiting.append(i)
+            b = len(order)
+            if waiting and b < B:
+                take, tokens = [], 0
+                while waiting and b + len(take) < B:
+                    j = waiting[0]
+                    need = prompt[j] + produced[j]
+                    if take and tokens + need > budget:
+                        break
+                    if cached + tokens + len(take) + need + 1 > K:  # prompts and new tokens
+                        break
+                    take.append(waiting.popleft())
+                    tokens += need
+                if take:
+                    t += prefill_floor + per_prompt_token * tokens
+                    cached += tokens
+                    for j in take:
+                        produced[j] += 1  # the pass produces each request's next token
+                        cached += 1
+                        if self.first[j] != self.first[j]:  # nan: its first token
+                            self.first[j] = t
+                        if produced[j] >= output[j]:
+                            cached -= prompt[j] + produced[j]
+                            finish(j, t)
+                        else:
+                            self.admit_step[j] = steps
+                            push(running, (steps + output[j] - produced[j], j))
+                            order.append(j)
+                    continue
+            if not order:  # idle (an empty engine admits any request that was not rejected)
+                if waiting:
+                    raise RuntimeError("a request that fits the cache was not admitted")
+                if arrived < n and self.incoming:
+                    t = max(t, self.incoming[0][0])
+                    continue
+                break
+            # the next decode step must fit: preempt the newest sequences until it does
+            while cached + len(order) > K:
+                j = order.pop()
+                done = produced[j] + steps - self.admit_step[j]
+                cached -= prompt[j] + done
+                produced[j] = done
+                self.preempted[j] += 1
+                waiting.appendleft(j)
+                running = [(s, i) for s, i in running if i != j]
+                heapq.heapify(running)
+            b = len(order)
+            a = base + m.comm_fixed_s + m.comm_per_sequence_s * b + cached * mkv_bw
+            c = b * mkv_bw  # each step reads b more tokens of cache than the one before
+            k = running[0][0] - steps  # steps to the next completion
+            if not math.isinf(K):
+                k = min(k, int((K - cached) // b))
+            if b < B and arrived < n and self.incoming:
+                k = min(k, _steps_until(self.incoming[0][0] - t, a, c))
+            k = max(k, 1)
+            t += k * a + c * k * (k - 1) / 2
+            steps += k
+            cached += k * b
+            while running and running[0][0] <= steps:
+                _, j = pop(running)
+                order.remove(j)
+                cached -= prompt[j] + output[j]
+                produced[j] = output[j]
+                finish(j, t)
+
+        done = arrived
+        return Trace(
+            np.array(self.arrival[:done]),
+            np.array(self.first[:done]),
+            np.array(self.end[:done]),
+            np.array(prompt[:done], dtype=np.int64),
+            np.array(output[:done], dtype=np.int64),
+            np.array(self.preempted[:done]),
+            np.array(self.rejected[:done]),
+        )
+
+
+def _steps_until(dt: float, a: float, c: float) -> int:
+    """The fewest steps (at least 1) whose durations a, a + c, a + 2c, ... add up to ≥ dt."""
+    if dt <= 0:
+        return 1
+    if c <= 0:
+        k = math.ceil(dt / a)
+    else:  # a k + c k (k − 1)/2 ≥ dt
+        k = math.ceil((-(a - c / 2) + math.sqrt((a - c / 2) ** 2 + 2 * c * dt)) / c)
+    k = max(k, 1)
+    while k > 1 and (k - 1) * a + c * (k - 1) * (k - 2) / 2 >= dt:
+        k -= 1
+    while k * a + c * k * (k - 1) / 2 < dt:
+        k += 1
+    return k

@@ -1,0 +1,339 @@
+"""Capacity: the highest arrival rate a replica serves within its promises, by a sweep.
+
+    μ* = max { λ : conformance(λ) ≥ q },   q = 0.9 by default,
+
+where conformance(λ) is the share of requests that meet both SLOs when requests arrive at rate λ
+in **open loop** (arrivals independent of answers). The sweep runs λ over a grid, discards the
+warm-up at each λ (the queue is still forming), measures over thousands of requests and reports
+each share with its binomial and batch-means standard errors (``stats``). The same sweep runs on
+the batching replica (``replica``) and on the textbook M/M/1 server (``queueing``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from replicaplan.core import _check
+from replicaplan.core.example import EXAMPLE
+from replicaplan.core.stats import batch_means_error, standard_error
+from replicaplan.serving.queueing import interactive_law, simulate_mm1
+from replicaplan.serving.replica import ReplicaModel, simulate_closed, simulate_open
+from replicaplan.traffic.loadgen import (
+    AZURE_CONVERSATION,
+    LengthMix,
+    gamma_arrivals,
+    identical,
+    poisson_arrivals,
+    think_times,
+)
+
+TTFT_SLO_S = EXAMPLE.ttft_slo_s
+"""τ_TTFT default (the running example's promise)."""
+TPOT_SLO_S = EXAMPLE.tpot_slo_s
+"""τ_TPOT default (the running example's promise)."""
+QUOTA = EXAMPLE.quota
+"""Share of requests that must meet the SLOs."""
+
+
+@dataclass(frozen=True)
+class Point:
+    """Conformance measured at one arrival rate."""
+
+    rate: float
+    conformance: float
+    stderr: float
+    """√(p(1 − p)/n), as if requests were independent."""
+    n: int
+    stderr_batch: float
+    """Batch-means standard error, which accounts for requests sharing a queue."""
+
+
+@dataclass(frozen=True)
+class Sweep:
+    """A capacity sweep: conformance on a grid of rates, and μ* searched between them.
+
+    The grid brackets μ* when its first rate meets the quota and its last does not; the search
+    then bisects between the largest grid rate that meets the quota and the next one, each
+    probe a full run at that rate, until the bracket is narrower than ``resolution``.
+    """
+
+    points: tuple
+    """The grid, one ``Point`` per rate, in increasing rate."""
+    quota: float
+    probes: tuple = ()
+    """The bisection's own runs, in the order they were made."""
+    bracket: tuple | None = None
+    """(lo, hi): the last rate found to meet the quota and the first found not to; None when the
+    grid does not bracket μ*."""
+
+    @property
+    def bracketed(self) -> bool:
+        """True when the grid's first rate meets the quota and its last does not."""
+        return self.bracket is not None
+
+    @property
+    def mu_star(self) -> float | None:
+        """μ*: the middle of the final bracket; None when the grid does not bracket it."""
+        return None if self.bracket is None else 0.5 * (self.bracket[0] + self.bracket[1])
+
+    @property
+    def resolution(self) -> float | None:
+        """Half the final bracket's width: how far μ* may sit from ``mu_star`` by the search."""
+        return None if self.bracket is None else 0.5 * (self.bracket[1] - self.bracket[0])
+
+    @property
+    def mu_star_stderr(self) -> float | None:
+        """Statistical error of μ*: the batch-means error of the conformance near μ*, divided
+        by the slope of the conformance curve across the grid interval that brackets μ*."""
+        if self.bracket is None:
+            return None
+        rates = [p.rate for p in self.points]
+        i = max(k for k, p in enumerate(self.points) if p.rate <= self.bracket[0])
+        i = min(i, len(rates) - 2)
+        a, b = self.points[i], self.points[i + 1]
+        slope = (a.conformance - b.conformance) / (b.rate - a.rate)
+        near = min((*self.points, *self.probes), key=lambda p: abs(p.rate - self.mu_star))
+        return float(near.stderr_batch / slope) if slope > 0 else float("inf")
+
+    def not_bracketed_reason(self) -> str | None:
+        """Why the grid does not bracket μ*, with the remedy; None when it does."""
+        first, last = self.points[0], self.points[-1]
+        if last.conformance >= self.quota:
+            return (
+                f"μ* ≥ {last.rate:g} req/s: conformance is still {last.conformance:.3f} ≥ "
+                f"{self.quota:g} at the top of the range; widen --rates upwards"
+            )
+        if first.conformance < self.quota:
+            return (
+                f"μ* < {first.rate:g} req/s: conformance is already {first.conformance:.3f} < "
+                f"{self.quota:g} at the bottom of the range; widen --rates downwards "
+                "(or the promises cannot be met at any rate)"
+            )
+        return None
+
+    def require_mu_star(self) -> float:
+        """μ*, or a ValueError that says why the grid does not bracket it."""
+        if self.mu_star is None:
+            raise ValueError(self.not_bracketed_reason())
+        return self.mu_star
+
+    def to_dict(self) -> dict:
+        """μ*, its resolution and error, the bracket, and every point of the grid."""
+
+        def row(p: Point) -> dict:
+            return {
+                "rate": p.rate,
+                "conformance": p.conformance,
+                "stderr": p.stderr,
+                "stderr_batch_means": p.stderr_batch,
+                "n": p.n,
+            }
+
+        return {
+            "mu_star": self.mu_star,
+            "mu_star_resolution": self.resolution,
+            "mu_star_stderr": self.mu_star_stderr,
+            "bracket": list(self.bracket) if self.bracket else None,
+            "not_bracketed": self.not_bracketed_reason(),
+            "quota": self.quota,
+            "points": [row(p) for p in self.points],
+            "probes": [row(p) for p in self.probes],
+        }
+
+
+def search(measure, grid: list[float], quota: float, resolution: float) -> Sweep:
+    """Measure conformance on ``grid`` and bisect for μ* between the grid points around it.
+
+    ``measure(rate) -> Point`` runs the model at one rate. The bracket starts at the largest
+    grid rate whose conformance meets the quota and the grid rate after it; each bisection step
+    measures the middle and keeps the half where the quota is crossed.
+    """
+    resolution = _check.positive("resolution", resolution)
+    points = tuple(measure(rate) for rate in grid)
+    sweep = Sweep(points, quota)
+    if sweep.not_bracketed_reason() is not None:
+        return sweep
+    i = max(k for k, p in enumerate(points) if p.conformance >= quota)
+    lo, hi = points[i].rate, points[i + 1].rate
+    probes = []
+    while hi - lo > resolution:
+        mid = 0.5 * (lo + hi)
+        probe = measure(mid)
+        probes.append(probe)
+        lo, hi = (mid, hi) if probe.conformance >= quota else (lo, mid)
+    return Sweep(points, quota, tuple(probes), (lo, hi))
+
+
+def _grid(rates) -> list[float]:
+    arr = np.asarray(rates, dtype=float)
+    if arr.ndim != 1 or arr.size == 0:
+        raise ValueError("rates must be a non-empty 1-d grid of arrival rates")
+    if np.any(~np.isfinite(arr)) or np.any(arr <= 0):
+        raise ValueError(f"rates must all be > 0 (λ ≤ 0 has no meaning), got {arr.tolist()}")
+    if np.any(np.diff(arr) <= 0):
+        raise ValueError(f"rates must be strictly increasing, got {arr.tolist()}")
+    return arr.tolist()
+
+
+def _checked_sweep_args(n_requests: int, warmup: float, quota: float):
+    n_requests = _check.integer("n_requests", n_requests, minimum=10)
+    warmup = _check.fraction("warmup", warmup, low_open=False, high_open=True)
+    quota = _check.fraction("quota", quota, high_open=True)
+    return n_requests, int(n_requests * warmup), quota
+
+
+def replica_sweep(
+    rates,
+    *,
+    model: ReplicaModel | None = None,
+    mix: LengthMix | str = "azure",
+    n_requests: int = 5000,
+    warmup: float = 0.1,
+    quota: float = QUOTA,
+    ttft_slo_s: float = TTFT_SLO_S,
+    tpot_slo_s: float = TPOT_SLO_S,
+    cv: float = 1.0,
+    seed: int = 0,
+    resolution: float = 0.02,
+) -> Sweep:
+    """Open-loop sweep of a batching replica: Poisson arrivals, or gamma gaps when ``cv`` ≠ 1.
+
+    ``mix`` is a ``LengthMix`` (default: the Azure conversation mix) or "identical" for every
+    request at the Azure mix's mean lengths. The first ``warmup`` share of requests at each
+    rate is discarded; the same seed gives the same lengths at every rate (common random
+    numbers), so the curve is smooth in λ. ``cv`` is the coefficient of variation of the gaps
+    between arrivals (1: Poisson; above 1: bursts).
+    """
+    grid = _grid(rates)
+    cv = _check.positive("cv", cv)
+    n_requests, skip, quota = _checked_sweep_args(n_requests, warmup, quota)
+    _check.positive("ttft_slo_s", ttft_slo_s)
+    _check.positive("tpot_slo_s", tpot_slo_s)
+    model = model or ReplicaModel()
+    if mix == "identical":
+        prompt, output = identical(n_requests, *AZURE_CONVERSATION.mean())
+    elif isinstance(mix, LengthMix):
+        prompt, output = mix.sample(n_requests, np.random.default_rng(seed))
+    elif mix == "azure":
+        prompt, output = AZURE_CONVERSATION.sample(n_requests, np.random.default_rng(seed))
+    else:
+        raise ValueError(f"mix must be a LengthMix, 'azure' or 'identical', got {mix!r}")
+
+    def measure(rate: float) -> Point:
+        rng = np.random.default_rng([seed, 1])
+        arrival = (
+            poisson_arrivals(rate, n_requests, rng)
+            if cv == 1.0
+            else gamma_arrivals(rate, cv, n_requests, rng)
+        )
+        trace = simulate_open(model, arrival, prompt, output).window(skip)
+        return _point(rate, trace.meets(ttft_slo_s, tpot_slo_s))
+
+    return search(measure, grid, quota, resolution)
+
+
+def mm1_sweep(
+    rates,
+    *,
+    mu: float,
+    tau: float,
+    n_requests: int = 5000,
+    warmup: float = 0.1,
+    quota: float = QUOTA,
+    seed: int = 0,
+    resolution: float = 0.02,
+) -> Sweep:
+    """The same sweep on the textbook one-at-a-time exponential server (M/M/1).
+
+    Every rate uses the same random stream (common random numbers), so the measured curve is
+    smooth in λ and the bisection converges on one crossing.
+    """
+    grid = _grid(rates)
+    n_requests, skip, quota = _checked_sweep_args(n_requests, warmup, quota)
+    mu = _check.positive("mu", mu)
+    tau = _check.positive("tau", tau)
+
+    def measure(rate: float) -> Point:
+        residence = simulate_mm1(rate, mu, n_requests, np.random.default_rng([seed, 0]))
+        return _point(rate, residence[skip:] <= tau)
+
+    return search(measure, grid, quota, resolution)
+
+
+def _point(rate: float, met: np.ndarray) -> Point:
+    p = float(met.mean())
+    return Point(rate, p, standard_error(p, met.size), int(met.size), batch_means_error(met))
+
+
+# ------------------------------------------------------------------ closed against open loop
+@dataclass(frozen=True)
+class LoopComparison:
+    """One replica under closed-loop users, then under Poisson arrivals at the rate they sent.
+
+    ``closed`` and ``opened`` are the two ``Trace``s; ``rate`` is the throughput the closed loop
+    measured in the middle of its run and ``predicted`` what the interactive response-time law
+    N_u/(W̄ + Z̄) gives for it; ``skip`` requests at the start of each trace are warm-up.
+    """
+
+    users: int
+    think_s: float
+    closed: object
+    opened: object
+    rate: float
+    predicted: float
+    skip: int
+
+    def conformance(self, which: str, ttft_slo_s=TTFT_SLO_S, tpot_slo_s=TPOT_SLO_S) -> float:
+        """Share of requests after the warm-up meeting both promises; ``which``: closed or open."""
+        trace = {"closed": self.closed, "open": self.opened}[which]
+        return float(trace.window(self.skip).meets(ttft_slo_s, tpot_slo_s).mean())
+
+
+def closed_against_open(
+    users: int = 100,
+    think_s: float = 5.0,
+    requests: int = 6000,
+    model: ReplicaModel | None = None,
+    mix: LengthMix = AZURE_CONVERSATION,
+    seed: int = 0,
+) -> LoopComparison:
+    """Run the same requests through one replica in closed loop, then in open loop at its rate.
+
+    The closed loop has ``users`` users thinking an exponential ``think_s`` between an answer and
+    their next request; the open loop sends Poisson arrivals at the throughput the closed loop
+    measured, with the same prompt and answer lengths. Seeds ``seed`` … ``seed + 3`` drive the
+    lengths, the think times, the users' first requests and the arrivals: the run is the same
+    bit for bit for the same arguments.
+    """
+    closed, rate, predicted = closed_loop(users, think_s, requests, model, mix, seed)
+    prompt, output = mix.sample(requests, np.random.default_rng(seed))
+    arrivals = poisson_arrivals(rate, requests, np.random.default_rng(seed + 3))
+    opened = simulate_open(model or ReplicaModel(), arrivals, prompt, output)
+    return LoopComparison(users, think_s, closed, opened, rate, predicted, requests // 10)
+
+
+def closed_loop(
+    users: int,
+    think_s: float = 5.0,
+    requests: int = 6000,
+    model: ReplicaModel | None = None,
+    mix: LengthMix = AZURE_CONVERSATION,
+    seed: int = 0,
+):
+    """One replica under ``users`` closed-loop users: (trace, measured rate, N_u/(W̄ + Z̄)).
+
+    Seed ``seed`` draws the lengths, ``seed + 1`` the exponential think times of mean
+    ``think_s``, ``seed + 2`` when each user sends its first request (uniform over one think).
+    """
+    users = _check.integer("users", users, minimum=1)
+    think_s = _check.positive("think_s", think_s)
+    requests = _check.integer("requests", requests, minimum=10 * users)
+    model = model or ReplicaModel()
+    prompt, output = mix.sample(requests, np.random.default_rng(seed))
+    z = think_times(think_s, requests, np.random.default_rng(seed + 1))
+    start = np.random.default_rng(seed + 2).uniform(0, think_s, users)
+    trace = simulate_closed(model, users, z, prompt, output, start_s=start)
+    rate, predicted = interactive_law(trace, users, z)
+    return trace, rate, predicted

@@ -1,0 +1,196 @@
+"""The closed loop: traffic → replicas → metrics → controller → replicas, second by second.
+
+The replicas are ``fleet.FluidReplica`` (the batching replica in its fluid limit), so a whole
+day (86,400 s, millions of requests) runs in about a second:
+
+* requests are spread evenly over the ready replicas (a load balancer); L = in flight per
+  replica, running b = min(L, B), waiting L − b in the replica's queue;
+* arrivals in each second are Poisson with the traffic's rate (seeded), so metrics are noisy;
+* a replica called at t is paid from t and serves from t + T_start (``fleet.Fleet``);
+* every ``controller.period_s`` the controller (any ``controllers.Controller``) reads the
+  metrics and the fleet is resized to its decision.
+
+Metrics sampled for the controllers, per replica unless said otherwise: ``gpu_utilization``
+(``fleet.gpu_utilization``, what nvidia-smi reports), ``concurrency`` (requests in flight, L),
+``queue`` (requests waiting for a slot, summed over the fleet), ``kv_occupancy`` (running
+sequences' KV bytes over the memory left after the weights).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from replicaplan.autoscalers.controllers import Controller, HPAOn, Metrics
+from replicaplan.core import _check
+from replicaplan.core.example import EXAMPLE
+from replicaplan.serving.fluid import FluidReplica, gpu_utilization, replicas_needed, warm_in_flight
+from replicaplan.simulation.fleet import Fleet
+from replicaplan.traffic.synthetic import reference_traffic
+
+
+@dataclass(frozen=True)
+class FleetRun:
+    """Per-second record of a closed-loop run."""
+
+    rate: np.ndarray = field(repr=False)
+    ready: np.ndarray = field(repr=False)
+    paid: np.ndarray = field(repr=False)
+    in_flight: np.ndarray = field(repr=False)
+    waiting: np.ndarray = field(repr=False)
+    served: np.ndarray = field(repr=False)
+    gpu_utilization: np.ndarray = field(repr=False)
+    capacity_rps: float
+
+    @property
+    def paid_hours(self) -> float:
+        """Replica-hours paid, starting replicas included."""
+        return float(self.paid.sum() / 3600)
+
+    @property
+    def queued_seconds(self) -> int:
+        """Seconds in which requests wait for a slot (more than one per replica on average)."""
+        return int((self.waiting > self.ready).sum())
+
+    @property
+    def peak_waiting(self) -> float:
+        """The largest number of requests waiting for a slot."""
+        return float(self.waiting.max())
+
+    @property
+    def mean_residence_s(self) -> float:
+        """W̄ by Little's law: mean in flight / mean throughput."""
+        return float(self.in_flight.mean() / max(self.served.mean(), 1e-12))
+
+    @property
+    def scale_changes(self) -> int:
+        """How many times the paid fleet changed size."""
+        return int(np.count_nonzero(np.diff(self.paid)))
+
+    @property
+    def utilization(self) -> float:
+        """Requests served over what the ready replicas could have served at capacity."""
+        return float(self.served.sum() / (self.ready.sum() * self.capacity_rps))
+
+    def summary(self) -> dict:
+        return {
+            "paid_hours": self.paid_hours,
+            "queued_seconds": self.queued_seconds,
+            "peak_waiting": self.peak_waiting,
+            "mean_residence_s": self.mean_residence_s,
+            "scale_changes": self.scale_changes,
+            "utilization": self.utilization,
+        }
+
+
+def per_second(rate_per_minute) -> np.ndarray:
+    """Repeat a per-minute traffic series for each second of its minutes."""
+    return np.repeat(_check.rates("rate_per_minute", rate_per_minute), 60)
+
+
+def simulate_fleet(
+    rate,
+    controller: Controller,
+    *,
+    startup_s: float = EXAMPLE.startup_min * 60,
+    replica: FluidReplica | None = None,
+    initial: int | None = None,
+    seed: int = 0,
+    poisson: bool = True,
+    warm: bool = True,
+) -> FleetRun:
+    """Run traffic ``rate`` (req/s, one value a second) through a fleet driven by ``controller``.
+
+    The fleet starts with ``initial`` ready replicas; by default the fewest that carry the
+    first second's traffic at full capacity, ⌈λ(0)/μ⌉, from which the controller takes over.
+    With ``warm`` the first second's requests are already in flight (λ(0) · W_s(B)).
+    """
+    rate = _check.rates("rate", rate)
+    startup_s = _check.non_negative("startup_s", startup_s)
+    replica = replica or FluidReplica()
+    B = replica.model.batch
+    mu = replica.capacity_rps
+    n = rate.size
+    arrivals = np.random.default_rng(seed).poisson(rate) if poisson else rate.copy()
+    arrivals = arrivals.astype(float).tolist()
+
+    # c(b) on a fine grid of b, for speed (b is continuous in the fluid limit); the grid's
+    # points are k/4, exact in binary, so the cell of b is ⌊4b⌋ and the value is np.interp's
+    # own slope · (b − b_k) + c_k, bit for bit
+    grid = np.linspace(0, B, 4 * B + 1)
+    c_grid = replica.completion_rate(grid)
+    c_list, g_list, last = c_grid.tolist(), grid.tolist(), grid.size - 1
+    slopes = (np.diff(c_grid) / np.diff(grid)).tolist()
+
+    def completion(b: float) -> float:
+        k = int(4 * b)
+        if k >= last:
+            return c_list[last]
+        return slopes[k] * (b - g_list[k]) + c_list[k]
+
+    first = max(1, replicas_needed(float(rate[0]), mu)) if initial is None else initial
+    fleet = Fleet(ready=_check.integer("initial", first, minimum=1), startup=startup_s)
+    in_flight = warm_in_flight(float(rate[0]), replica) if warm else 0.0
+    out = {k: np.zeros(n) for k in ("ready", "paid", "in_flight", "waiting", "served", "util")}
+    next_sync = 0.0
+    for t in range(n):
+        fleet.admit(t)
+        ready = fleet.ready
+        in_flight += arrivals[t]
+        b = min(in_flight / ready, B)
+        served = min(ready * completion(b), in_flight)
+        in_flight -= served
+        per = in_flight / ready
+        waiting = max(0.0, in_flight - ready * B)
+        out["ready"][t], out["paid"][t] = ready, fleet.paid
+        out["in_flight"][t], out["waiting"][t] = in_flight, waiting
+        out["served"][t] = served
+        if t >= next_sync:
+            next_sync += controller.period_s
+            m = Metrics(
+                now=float(t),
+                ready=ready,
+                starting=len(fleet.starting),
+                gpu_utilization=gpu_utilization(per, replica.busy_requests),
+                concurrency=per,
+                queue=waiting,
+                kv_occupancy=float(replica.kv_occupancy(min(per, B))),
+                in_flight=in_flight,
+            )
+            fleet.resize(max(1, int(controller.decide(m))), t)
+    # the counter as it read each second (the controller saw the same values at its syncs)
+    out["util"] = gpu_utilization(out["in_flight"] / out["ready"], replica.busy_requests)
+    return FleetRun(
+        rate=rate,
+        ready=out["ready"],
+        paid=out["paid"],
+        in_flight=out["in_flight"],
+        waiting=out["waiting"],
+        served=out["served"],
+        gpu_utilization=out["util"],
+        capacity_rps=mu,
+    )
+
+
+def utilization_against_concurrency(
+    rate=None,
+    *,
+    utilization_target: float = 0.8,
+    concurrency_target: float = EXAMPLE.concurrency_target,
+    startup_s: float = 60.0,
+) -> tuple[FleetRun, FleetRun]:
+    """The same traffic through the HPA on GPU utilization, then on concurrency per replica.
+
+    ``rate`` is req/s one value a second (by default the simulated day, per second); replicas
+    start in ``startup_s``. Returns (run on utilization, run on concurrency): the comparison of
+    the "What to watch" chapter, in one call for every page that quotes it.
+    """
+    rate = per_second(reference_traffic()) if rate is None else rate
+    utilization_target = _check.fraction("utilization_target", utilization_target)
+    concurrency_target = _check.positive("concurrency_target", concurrency_target)
+    on_util = simulate_fleet(
+        rate, HPAOn({"gpu_utilization": utilization_target}), startup_s=startup_s
+    )
+    on_conc = simulate_fleet(rate, HPAOn({"concurrency": concurrency_target}), startup_s=startup_s)
+    return on_util, on_conc

@@ -1,0 +1,426 @@
+"""Workloads and load generators: request lengths, open-loop and closed-loop arrivals, trace replay.
+
+Request lengths
+---------------
+The conversation trace of Azure's LLM inference service (19,366 requests over an hour on
+2023-11-16; Patel et al., *Splitwise*, ISCA 2024; CC-BY 4.0) is summarized below by the
+quantiles of its prompt (ContextTokens) and answer (GeneratedTokens) lengths and by their
+Spearman rank correlation. ``AzureConversationMix.sample`` draws pairs from those marginals,
+joined by a Gaussian copula whose correlation reproduces the rank correlation
+(r = 2 sin(π ρ_S / 6)). The raw file is read only by the tests, which check the sample against it.
+
+Arrivals
+--------
+Open loop: Poisson arrivals at rate λ, or gamma inter-arrival times with a coefficient of
+variation c (c = 1 is Poisson, c > 1 burstier). Closed loop: ``replica.simulate_closed`` with
+N_u users and think times drawn here. Trace replay: ``read_trace`` reads a file with the trace's
+columns, in time order; ``TraceFile.rate_per_minute`` and ``TraceFile.length_mix`` turn any such
+log into the per-minute traffic of a day and the length mix of a capacity sweep.
+"""
+
+from __future__ import annotations
+
+import csv
+import itertools
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from replicaplan.core import _check
+
+# Quantiles of the Azure LLM inference trace 2023, conversation service (Patel et al. 2024),
+# computed from AzureLLMInferenceTrace_conv.csv with numpy's default (linear) percentile.
+TRACE_PROBS = (
+    0.0,
+    0.005,
+    0.01,
+    0.025,
+    0.05,
+    0.1,
+    0.15,
+    0.2,
+    0.25,
+    0.3,
+    0.35,
+    0.4,
+    0.45,
+    0.5,
+    0.55,
+    0.6,
+    0.65,
+    0.7,
+    0.75,
+    0.8,
+    0.85,
+    0.9,
+    0.95,
+    0.975,
+    0.99,
+    0.995,
+    1.0,
+)
+TRACE_PROMPT_QUANTILES = (
+    2.0,
+    16.8,
+    29.0,
+    120.0,
+    181.0,
+    207.0,
+    372.0,
+    387.0,
+    396.0,
+    403.0,
+    414.0,
+    703.0,
+    984.0,
+    1020.0,
+    1045.0,
+    1071.0,
+    1097.0,
+    1130.0,
+    1189.0,
+    1315.0,
+    1876.2,
+    2734.5,
+    4083.0,
+    4092.0,
+    4142.0,
+    4831.0,
+    14050.0,
+)
+TRACE_OUTPUT_QUANTILES = (
+    7.0,
+    14.0,
+    16.0,
+    28.0,
+    41.0,
+    54.0,
+    67.0,
+    77.0,
+    85.0,
+    91.0,
+    96.0,
+    103.0,
+    113.0,
+    129.0,
+    151.0,
+    177.0,
+    217.0,
+    384.0,
+    395.0,
+    400.0,
+    411.0,
+    424.0,
+    451.0,
+    522.0,
+    601.0,
+    643.2,
+    1000.0,
+)
+TRACE_SPEARMAN = 0.0728
+"""Rank correlation of prompt and answer lengths in the same trace (weak: long prompts do not
+mean long answers)."""
+TRACE_RATE_RPS = 5.53
+"""Mean arrival rate of the conversation trace: 19,366 requests in 3,502 s."""
+TRACE_COLUMNS = ("TIMESTAMP", "ContextTokens", "GeneratedTokens")
+
+
+def _ranks(x: np.ndarray) -> np.ndarray:
+    """Ranks 1…n of x, ties given the mean of the ranks they span."""
+    order = np.argsort(x, kind="stable")
+    ranks = np.empty(x.size)
+    ranks[order] = np.arange(1, x.size + 1)
+    values, inverse = np.unique(x, return_inverse=True)
+    sums = np.bincount(inverse, weights=ranks)
+    counts = np.bincount(inverse)
+    return (sums / counts)[inverse]
+
+
+def _normal_cdf(z: np.ndarray) -> np.ndarray:
+    return 0.5 * (1 + np.vectorize(math.erf, otypes=[float])(z / math.sqrt(2)))
+
+
+@dataclass(frozen=True)
+class LengthMix:
+    """Joint distribution of (prompt, answer) lengths given by quantiles and a rank correlation."""
+
+    probs: tuple
+    prompt_quantiles: tuple
+    output_quantiles: tuple
+    spearman: float
+
+    def sample(self, n: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+        """Draw ``n`` (prompt, output) pairs; prompt ≥ 0 and output ≥ 1 tokens, integers."""
+        n = _check.integer("n", n, minimum=1)
+        r = 2 * math.sin(math.pi * self.spearman / 6)  # Pearson of the Gaussian copula
+        z1 = rng.standard_normal(n)
+        z2 = r * z1 + math.sqrt(1 - r * r) * rng.standard_normal(n)
+        u1, u2 = _normal_cdf(z1), _normal_cdf(z2)
+        prompt = np.rint(np.interp(u1, self.probs, self.prompt_quantiles)).astype(np.int64)
+        output = np.rint(np.interp(u2, self.probs, self.output_quantiles)).astype(np.int64)
+        return np.maximum(prompt, 0), np.maximum(output, 1)
+
+    @classmethod
+    def from_lengths(cls, prompt, output, probs=None) -> LengthMix:
+        """The mix of observed (prompt, output) pairs: their quantiles and rank correlation.
+
+        Quantiles are taken at ``probs`` (by default the book's grid, denser in the tails);
+        the Spearman coefficient is the Pearson correlation of the ranks (ties averaged).
+        Sampling the result reproduces the marginals up to the grid's interpolation and the
+        rank correlation through the Gaussian copula.
+        """
+        prompt = np.asarray(prompt, dtype=float)
+        output = np.asarray(output, dtype=float)
+        if prompt.shape != output.shape or prompt.ndim != 1:
+            raise ValueError("prompt and output must be 1-D arrays of the same length")
+        if prompt.size < 2:
+            raise ValueError(f"prompt and output need at least 2 requests, got {prompt.size}")
+        if not (np.all(np.isfinite(prompt)) and np.all(np.isfinite(output))):
+            raise ValueError("prompt and output lengths must be finite")
+        if prompt.min() < 0 or output.min() < 0:
+            raise ValueError("prompt and output lengths must be >= 0")
+        grid = np.asarray(TRACE_PROBS if probs is None else probs, dtype=float)
+        rp, ro = _ranks(prompt), _ranks(output)
+        spearman = 0.0 if rp.std() == 0 or ro.std() == 0 else float(np.corrcoef(rp, ro)[0, 1])
+        return cls(
+            tuple(grid.tolist()),
+            tuple(np.quantile(prompt, grid).tolist()),
+            tuple(np.quantile(output, grid).tolist()),
+            spearman,
+        )
+
+    def mean(self, rng_seed: int = 0, n: int = 200_000) -> tuple[float, float]:
+        """Mean prompt and answer lengths of the mix (by a large seeded sample)."""
+        p, o = self.sample(n, np.random.default_rng(rng_seed))
+        return float(p.mean()), float(o.mean())
+
+
+AZURE_CONVERSATION = LengthMix(
+    TRACE_PROBS, TRACE_PROMPT_QUANTILES, TRACE_OUTPUT_QUANTILES, TRACE_SPEARMAN
+)
+"""The real length mix of the Azure conversation trace."""
+
+
+def identical(n: int, prompt_tokens: float, output_tokens: float) -> tuple[np.ndarray, np.ndarray]:
+    """``n`` identical requests (every one the mean): the workload that misjudges capacity."""
+    n = _check.integer("n", n, minimum=1)
+    p = int(round(_check.non_negative("prompt_tokens", prompt_tokens)))
+    o = int(round(_check.positive("output_tokens", output_tokens)))
+    return np.full(n, p, dtype=np.int64), np.full(n, max(o, 1), dtype=np.int64)
+
+
+def poisson_arrivals(rate: float, n: int, rng: np.random.Generator) -> np.ndarray:
+    """Arrival times of a Poisson process of rate λ (req/s): exponential gaps of mean 1/λ."""
+    rate = _check.positive("rate", rate)
+    n = _check.integer("n", n, minimum=1)
+    return np.cumsum(rng.exponential(1 / rate, n))
+
+
+def gamma_arrivals(rate: float, cv: float, n: int, rng: np.random.Generator) -> np.ndarray:
+    """Arrival times with gamma gaps of mean 1/λ and coefficient of variation ``cv``.
+
+    Shape k = 1/cv², scale = 1/(λ k); cv = 1 gives Poisson, cv > 1 bursts, cv < 1 regularity.
+    """
+    rate = _check.positive("rate", rate)
+    cv = _check.positive("cv", cv)
+    n = _check.integer("n", n, minimum=1)
+    shape = 1 / cv**2
+    return np.cumsum(rng.gamma(shape, 1 / (rate * shape), n))
+
+
+def think_times(mean_s: float, n: int, rng: np.random.Generator) -> np.ndarray:
+    """Exponential think times of mean Z for a closed-loop generator (Z = 0: none)."""
+    mean_s = _check.non_negative("mean_s", mean_s)
+    n = _check.integer("n", n, minimum=1)
+    return rng.exponential(mean_s, n) if mean_s > 0 else np.zeros(n)
+
+
+@dataclass(frozen=True)
+class TraceFile:
+    """A replayable trace: arrival seconds from the first request, and lengths.
+
+    ``start`` is the first request's time in seconds since the Unix epoch (UTC) when the log
+    gave dates, else 0; it places the log's minutes on the clock (``plan.schedule``).
+    """
+
+    arrival: np.ndarray
+    prompt: np.ndarray
+    output: np.ndarray
+    start: float = 0.0
+
+    def rate_per_minute(self) -> np.ndarray:
+        """Mean arrival rate (req/s) of each whole minute from the first request on.
+
+        Minute k holds the requests with k·60 ≤ arrival < (k + 1)·60; the last, partial minute
+        is divided by 60 as well, so a log that ends mid-minute shows a lower last value.
+        """
+        minutes = int(self.arrival[-1] // 60) + 1
+        counts = np.bincount((self.arrival // 60).astype(np.int64), minlength=minutes)
+        return counts / 60.0
+
+    def length_mix(self) -> LengthMix:
+        """The joint length distribution of this trace as a ``LengthMix`` (``from_lengths``)."""
+        return LengthMix.from_lengths(self.prompt, self.output)
+
+
+CHUNK_ROWS = 250_000
+"""Rows ``read_trace`` converts at a time: memory stays at the arrays plus one chunk of text."""
+
+
+def read_trace(path, *, progress=None) -> TraceFile:
+    """Read a CSV with the columns TIMESTAMP, ContextTokens, GeneratedTokens.
+
+    TIMESTAMP is an ISO date-time (fractions of a second beyond microseconds are cut) or a
+    number of seconds. Rows must come in time order: a log out of order is more likely a broken
+    export than a shuffled one, so it is an error, not silently sorted. A missing column, an
+    unreadable value, a negative length or a timestamp earlier than the row before raises
+    ValueError naming the file and the row.
+
+    The file is read ``CHUNK_ROWS`` rows at a time, each chunk converted by numpy, so a log of
+    millions of requests takes a few bytes a request. ``progress``, if given, is called after
+    each chunk with the share of the file read (0 to 1).
+    """
+    path = Path(path)
+    size = max(path.stat().st_size, 1)
+    times, prompts, outputs = [], [], []
+    first_row = 2  # row 1 is the header
+    previous = first_stamp = None
+    with path.open(newline="", encoding="utf-8") as f:
+        reader = csv.reader(f)
+        cols = _column_indices(path, next(reader, []), TRACE_COLUMNS)
+        width = max(cols) + 1
+        while True:
+            rows = list(itertools.islice(reader, CHUNK_ROWS))
+            if not rows:
+                break
+            t, p, o = _trace_chunk(path, rows, cols, width, first_row)
+            if previous is not None and t[0] < previous:
+                raise ValueError(_out_of_order(path, first_row, rows[0][cols[0]]))
+            if first_stamp is None:
+                first_stamp = rows[0][cols[0]]
+            times.append(t)
+            prompts.append(p)
+            outputs.append(o)
+            previous = t[-1]
+            first_row += len(rows)
+            if progress is not None:
+                progress(min(1.0, f.buffer.tell() / size))  # bytes read ahead
+    if not times:
+        raise ValueError(f"{path}: no requests")
+    t = np.concatenate(times)
+    return TraceFile(
+        t - t[0],
+        np.concatenate(prompts),
+        np.maximum(np.concatenate(outputs), 1),  # a zero-token answer counts as one
+        start=float(t[0]) if _dated(first_stamp) else 0.0,
+    )
+
+
+def _column_indices(path, header: list[str], expected) -> list[int]:
+    """Where each of the ``expected`` columns stands in ``header``; a missing one is an error
+    naming the file."""
+    missing = [c for c in expected if c not in header]
+    if missing:
+        raise ValueError(
+            f"{path}: missing column(s) {', '.join(missing)}; expected {', '.join(expected)}"
+        )
+    return [header.index(c) for c in expected]
+
+
+def _out_of_order(path, row_no: int, stamp: str) -> str:
+    return (
+        f"{path}, row {row_no}: TIMESTAMP {stamp.strip()} is earlier than the row before; "
+        "the log must be in time order"
+    )
+
+
+def _dated(stamp: str) -> bool:
+    try:
+        float(stamp)
+    except ValueError:
+        return True
+    return False
+
+
+def _trace_chunk(path, rows, cols, width, first_row):
+    """One chunk of rows as arrays (seconds, prompt, output), or the first bad row's error."""
+    try:
+        if any(len(r) < width for r in rows):
+            raise ValueError("short row")
+        stamps = [r[cols[0]] for r in rows]
+        t = _seconds_array(stamps)
+        p = np.array([r[cols[1]] for r in rows], dtype=np.int64)
+        o = np.array([r[cols[2]] for r in rows], dtype=np.int64)
+    except (ValueError, TypeError, OverflowError):
+        t = p = o = None  # find the row by reading the chunk one row at a time
+    if t is None or np.any(p < 0) or np.any(o < 0) or np.any(np.diff(t) < 0):
+        _first_bad_row(path, rows, cols, width, first_row)
+    return t, p, o
+
+
+def _first_bad_row(path, rows, cols, width, first_row) -> None:
+    last = None
+    for k, row in enumerate(rows):
+        row_no = first_row + k
+        try:
+            if len(row) < width:
+                raise ValueError(f"{len(row)} fields, expected at least {width}")
+            t = float(_seconds_array([row[cols[0]]])[0])
+            p, o = int(row[cols[1]]), int(row[cols[2]])
+        except (TypeError, ValueError, OverflowError) as err:
+            raise ValueError(f"{path}, row {row_no}: unreadable value ({err})") from None
+        if p < 0 or o < 0:
+            raise ValueError(
+                f"{path}, row {row_no}: lengths must be >= 0, got "
+                f"ContextTokens={p}, GeneratedTokens={o}"
+            )
+        if last is not None and t < last:
+            raise ValueError(_out_of_order(path, row_no, row[cols[0]]))
+        last = t
+    raise AssertionError("a chunk failed to convert but no row is bad")  # pragma: no cover
+
+
+def _seconds_array(stamps: list[str]) -> np.ndarray:
+    """Seconds (numbers, or ISO date-times as seconds since the epoch, UTC) of ``stamps``."""
+    if _dated(stamps[0]):
+        dates = np.array([s.strip() for s in stamps], dtype="datetime64[us]")
+        if np.isnat(dates).any():
+            raise ValueError("a date-time is missing")
+        return dates.astype(np.int64) / 1e6
+    return np.array(stamps, dtype=float)
+
+
+RATE_COLUMNS = ("minute", "rate_rps")
+
+
+def read_rate_series(path) -> np.ndarray:
+    """Read a per-minute arrival-rate series: a CSV with the columns minute, rate_rps.
+
+    ``minute`` counts whole minutes from the start (0, 1, 2, … with none missing, in order);
+    ``rate_rps`` is that minute's mean arrival rate in requests per second (≥ 0, finite).
+    Returns the rates; anything else raises ValueError naming the file and the row.
+    """
+    path = Path(path)
+    rates = []
+    with path.open(newline="", encoding="utf-8") as f:
+        reader = csv.reader(f)
+        header = [h.strip() for h in next(reader, [])]
+        i_min, i_rate = _column_indices(path, header, RATE_COLUMNS)
+        for row_no, row in enumerate(reader, start=2):
+            try:
+                minute, rate = int(row[i_min]), float(row[i_rate])
+            except (IndexError, ValueError) as err:
+                raise ValueError(f"{path}, row {row_no}: unreadable value ({err})") from None
+            if minute != len(rates):
+                raise ValueError(
+                    f"{path}, row {row_no}: minute must be {len(rates)} (whole minutes from 0, "
+                    f"in order, none missing), got {minute}"
+                )
+            if not (math.isfinite(rate) and rate >= 0):
+                raise ValueError(f"{path}, row {row_no}: rate_rps must be >= 0, got {rate}")
+            rates.append(rate)
+    if not rates:
+        raise ValueError(f"{path}: no minutes")
+    return np.array(rates)
