@@ -1,4 +1,4 @@
-"""Speed of the capacity sweep: replicaplan.replica against the plain simpy model of tests/.
+"""Speed of the capacity sweep: replicaplan.serving.replica against the plain simpy model of tests/.
 
 Target (issue: "How much a replica holds"): a sweep of 20 rates x 5,000 requests, with the
 bisection that follows it for mu*, in under 2 s

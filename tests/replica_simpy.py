@@ -1,6 +1,6 @@
 """A plain simpy model of the continuous-batching replica, written step by step.
 
-It shares nothing with ``replicaplan.replica`` but the timing functions of ``ReplicaModel``
+It shares nothing with ``replicaplan.serving.replica`` but the timing functions of ``ReplicaModel``
 (a decode step of b sequences holding C tokens, a prefill pass over P tokens): the queue, the
 batched prefill under the token budget, the cache limit, preemption and the per-token decode
 loop are written here again, in the most literal way, one simpy timeout per pass. Fed the same

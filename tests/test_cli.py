@@ -1,13 +1,18 @@
 import json
 import math
 import re
+import struct
 import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
+import yaml
 
 from replicaplan.faces.cli import main
+from replicaplan.serving.replica import ReplicaModel
+from replicaplan.traffic import loadgen as lg
 
 
 def test_day_table(capsys):
@@ -195,3 +200,168 @@ def test_plan_missing_file_and_directory(capsys, tmp_path):
     args = ["plan", "--log", str(SAMPLE_LOG), "--manifest", str(tmp_path / "no/dir/h.yaml")]
     assert main(args) == 2
     assert "--manifest: no such directory" in capsys.readouterr().err
+
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+WEEK = ROOT / "data/synthetic-week/rates.csv"
+
+
+def test_plan_on_a_rate_series_schedules_and_reports(capsys, tmp_path):
+    out = tmp_path / "report"
+    args = ["plan", "--rates", str(WEEK), "--startup", "15", "--report", str(out), "--json"]
+    assert main(args) == 0
+    got = json.loads(capsys.readouterr().out)
+    names = [p["policy"] for p in got["policies"]]
+    assert len(names) == 4 and "schedule" in names[3]
+    assert len(got["schedule_utc"]) == 24 and max(got["schedule_utc"]) > got["min_replicas"]
+    # the week's afternoon hump outruns a 15-minute start-up; the schedule starts replicas early
+    chase, sched = got["policies"][1], got["policies"][3]
+    assert sched["uncovered_minutes"] < chase["uncovered_minutes"]
+    assert got["recommended"]["policy"] == names[3]
+    crons = [t for t in got["keda"]["spec"]["triggers"] if t["type"] == "cron"]
+    assert crons and all(int(t["metadata"]["desiredReplicas"]) > got["min_replicas"] for t in crons)
+    assert sorted(p.name for p in out.iterdir()) == [
+        "fleet.png",
+        "hpa.yaml",
+        "keda.yaml",
+        "report.md",
+        "startup.png",
+    ]
+    png = (out / "fleet.png").read_bytes()
+    assert png[:8] == b"\x89PNG\r\n\x1a\n" and struct.unpack(">II", png[16:24])[0] >= 800
+    report = (out / "report.md").read_text()
+    assert f"{got['mu_star_rps']:.2f} req/s" in report and "](fleet.png)" in report
+    assert yaml.safe_load((out / "hpa.yaml").read_text()) == got["hpa"]
+
+
+def test_plan_writes_an_html_report(capsys, tmp_path):
+    out = tmp_path / "r"
+    args = ["plan", "--log", str(SAMPLE_LOG), "--report", str(out), "--report-format", "html"]
+    assert main(args) == 0
+    page = (out / "index.html").read_text()
+    assert page.startswith("<!DOCTYPE html>") and '<img src="fleet.png"' in page
+    assert "conv_sample.csv" in capsys.readouterr().out
+
+
+def test_a_replica_by_name_and_one_fitted_to_its_own_timings_agree(capsys):
+    sheet = ReplicaModel.from_hardware("llama-3-8b", "a100-80gb", batch=64)
+    tpot = [f"{b},{c},{float(sheet.step_s(b, b * c))!r}" for b, c in ((1, 500), (64, 2000))]
+    ttft = [f"{p},{float(sheet.prefill_s(p))!r}" for p in (256, 2048)]
+    base = ["plan", "--log", str(SAMPLE_LOG), "--json", "--model", "llama-3-8b"]
+    assert main([*base, "--gpu", "a100-80gb"]) == 0
+    by_name = json.loads(capsys.readouterr().out)
+    points = [a for x in tpot for a in ("--tpot-point", x)] + [
+        a for x in ttft for a in ("--ttft-point", x)
+    ]
+    assert main([*base, "--gpu", "a100-80gb", *points]) == 0
+    fitted = json.loads(capsys.readouterr().out)
+    assert fitted["mu_star_rps"] == pytest.approx(by_name["mu_star_rps"], rel=1e-3)
+    # and the A100 replica is not the running example's
+    assert main(["plan", "--log", str(SAMPLE_LOG), "--json"]) == 0
+    example = json.loads(capsys.readouterr().out)
+    assert abs(example["mu_star_rps"] - by_name["mu_star_rps"]) > 0.5
+
+
+def test_a_gpu_spelled_out_equals_the_named_one(capsys):
+    base = ["plan", "--log", str(SAMPLE_LOG), "--json", "--model", "llama-3-8b", "--gpu"]
+    assert main([*base, "a100-80gb"]) == 0
+    named = json.loads(capsys.readouterr().out)
+    spec = "memory_bytes=80e9,bandwidth=2.039e12,flops=312e12,link_bandwidth=300e9"
+    assert main([*base, spec]) == 0
+    assert json.loads(capsys.readouterr().out)["mu_star_rps"] == named["mu_star_rps"]
+
+
+def short_log(tmp_path):
+    f = tmp_path / "short.csv"
+    f.write_text("TIMESTAMP,ContextTokens,GeneratedTokens\n0,100,50\n60,100,50\n150,100,50\n")
+    return ["--log", str(f)]
+
+
+def zero_rates(tmp_path):
+    f = tmp_path / "zero.csv"
+    f.write_text("minute,rate_rps\n" + "".join(f"{m},0\n" for m in range(30)))
+    return ["--rates", str(f)]
+
+
+@pytest.mark.parametrize(
+    "extra, match",
+    [
+        (short_log, "3 minute.*shorter than the scale-down window \\(8 min"),
+        (zero_rates, "no requests"),
+        (["--model", "llama-3-70b", "--gpu", "a100-80gb"], "do not fit"),
+        (["--tpot-slo", "0.001"], "tpot_slo_s=0.001.*no load meets them"),
+        (["--model", "llama-3-8b", "--gpu", "a100"], "--gpu: unknown name 'a100'"),
+        (["--model", "llama-3-8b", "--gpu", "memory_bytes=80e9,bandwidth=x"], "bandwidth must be"),
+        (["--model", "llama-3-8b", "--gpu", "memory_bytes=-1"], "memory_bytes must be > 0"),
+        (["--gpu", "a100-80gb"], "--model is required"),
+        (["--model", "llama-3-8b", "--tpot-point", "1,2"], "--tpot-point: expected 3"),
+        (["--model", "llama-3-8b", "--tpot-point", "1,2,0.01"], "tpot needs two or more"),
+        (["--startup", "-1"], "startup_min"),
+        (["--name", "My_LLM"], "name must be a DNS-1123 name"),
+        (["--metric", "in-flight"], "metric_name must match"),
+        (["--price", "0"], "price_per_hour"),
+    ],
+)
+def test_bad_plans_exit_2_and_write_nothing(capsys, tmp_path, extra, match):
+    out = tmp_path / "out"
+    out.mkdir()
+    extra = extra(tmp_path) if callable(extra) else extra
+    traffic = [] if "--log" in extra or "--rates" in extra else ["--log", str(SAMPLE_LOG)]
+    files = ["--manifest", str(out / "h.yaml"), "--keda", str(out / "k.yaml")]
+    args = ["plan", *traffic, *extra, *files, "--report", str(out / "report")]
+    assert main(args) == 2
+    assert re.search(match, capsys.readouterr().err)
+    assert list(out.iterdir()) == []
+
+
+def test_a_report_directory_in_use_is_refused(capsys, tmp_path):
+    (tmp_path / "keep.txt").write_text("mine")
+    args = ["plan", "--log", str(SAMPLE_LOG), "--manifest", str(tmp_path / "h.yaml")]
+    assert main([*args, "--report", str(tmp_path)]) == 2
+    assert "exists and is not empty" in capsys.readouterr().err
+    assert [p.name for p in tmp_path.iterdir()] == ["keep.txt"]
+
+
+def test_a_dated_log_of_several_days_puts_its_schedule_on_the_clock(capsys, tmp_path):
+    """A log from 12:00 UTC over two and a half days, busy from 14:00 to 16:00 UTC each day:
+    the schedule it writes asks for more replicas in those two clock hours than in any other."""
+    rng = np.random.default_rng(5)
+    start = np.datetime64("2024-03-04T12:00:00", "us")
+    seconds = 60 * 3600
+    clock_h = (12 + np.arange(seconds) / 3600) % 24
+    rate = np.where((clock_h >= 14) & (clock_h < 16), 30.0, 1.0)
+    counts = rng.poisson(rate)
+    t = np.repeat(np.arange(seconds), counts) + rng.uniform(0, 1, counts.sum())
+    t.sort()
+    stamps = (start + (t * 1e6).astype("timedelta64[us]")).astype(str)
+    p, o = lg.AZURE_CONVERSATION.sample(t.size, rng)
+    log = tmp_path / "days.csv"
+    log.write_text(
+        "TIMESTAMP,ContextTokens,GeneratedTokens\n"
+        + "".join(f"{s.replace('T', ' ')},{a},{b}\n" for s, a, b in zip(stamps, p, o, strict=True))
+    )
+    assert main(["plan", "--log", str(log), "--json"]) == 0
+    got = json.loads(capsys.readouterr().out)
+    table = got["schedule_utc"]
+    busy = min(table[14], table[15])
+    assert busy > max(n for h, n in enumerate(table) if h not in (14, 15))
+    per = got["operating_rate_rps"]
+    assert busy == math.ceil(30 / per) or busy == math.ceil(30 / per) + 1  # Poisson peaks
+    assert len(got["policies"]) == 4
+
+
+def test_a_rate_series_takes_the_length_mix_of_another_log(capsys, tmp_path):
+    code = ROOT / "data/azure-llm-inference-2023/code_sample.csv"
+    day = tmp_path / "day.csv"  # the week's first day is enough here
+    day.write_text("".join(WEEK.read_text().splitlines(keepends=True)[: 1 + 1440]))
+    assert main(["plan", "--rates", str(day), "--json"]) == 0
+    conv = json.loads(capsys.readouterr().out)
+    assert main(["plan", "--rates", str(day), "--lengths", str(code), "--json"]) == 0
+    with_code = json.loads(capsys.readouterr().out)
+    mix = lg.read_trace(code)
+    assert with_code["mean_output_tokens"] == pytest.approx(mix.output.mean())
+    # code requests: long prompts, short answers; a different mu* from the conversation mix
+    assert with_code["mean_prompt_tokens"] > conv["mean_prompt_tokens"]
+    assert abs(with_code["mu_star_rps"] - conv["mu_star_rps"]) > 0.2

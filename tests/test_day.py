@@ -1,5 +1,3 @@
-"""The simulated day: the source's table digit for digit, invariants, and bad input."""
-
 import math
 
 import numpy as np
@@ -9,10 +7,8 @@ from replicaplan.faces.report import event_request_line
 from replicaplan.faces.report import policy_table_text as format_policy_table
 from replicaplan.serving.fluid import replicas_needed as replicas_wanted
 from replicaplan.simulation.day import policy_table, simulate_day
-from replicaplan.traffic.synthetic import MINUTES_PER_DAY, reference_traffic
+from replicaplan.traffic.synthetic import reference_traffic
 
-# The policy table as printed in the source chapter (its columns: hours, uncovered minutes,
-# queued minutes, excess share, utilization).
 SOURCE_TABLE = [
     ("192.0", 0, 0, "0.00%", "36.1%"),
     ("94.4", 1, 2, "0.08%", "73.5%"),
@@ -25,15 +21,6 @@ SOURCE_TABLE = [
 @pytest.fixture(scope="module")
 def rows():
     return policy_table()
-
-
-def test_traffic_shape():
-    rate = reference_traffic()
-    assert rate.shape == (MINUTES_PER_DAY,)
-    assert rate.min() == 12.0
-    assert rate[14 * 60] == 60.0  # the hump peaks at 14:00
-    assert rate[21 * 60] == 42.0 and rate[21 * 60 + 19] == 42.0 and rate[21 * 60 + 20] == 12.0
-    assert np.all(rate[: 9 * 60] == 12.0)  # flat night before the hump starts
 
 
 @pytest.mark.parametrize("i", range(5))

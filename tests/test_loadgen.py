@@ -1,18 +1,25 @@
+import math
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+from replicaplan.serving.replica import ReplicaModel
 from replicaplan.traffic import loadgen as lg
 
-# the full trace, beside the repository in the workplace (an optional, larger check) ...
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "azure-llm-inference-2023"
+
+
 CONV = DATA / "AzureLLMInferenceTrace_conv.csv"
+
+
 needs_data = pytest.mark.skipif(
     not CONV.exists(), reason="the full Azure trace is not beside the repo (optional check)"
 )
-# ... and the sample vendored in the repository, which every clone has
+
+
 SAMPLE = Path(__file__).resolve().parents[1] / "data" / "azure-llm-inference-2023"
+SAMPLE_LOG = SAMPLE / "conv_sample.csv"
 
 
 def _ranks(x):
@@ -194,7 +201,7 @@ def test_carried_quantiles_describe_the_vendored_sample(conv_sample):
 
 
 def test_the_sample_replays_through_the_replica(conv_sample):
-    from replicaplan.serving.replica import ReplicaModel, simulate_open
+    from replicaplan.serving.replica import simulate_open
 
     trace = simulate_open(
         ReplicaModel(), conv_sample.arrival, conv_sample.prompt, conv_sample.output
@@ -213,3 +220,47 @@ def test_the_vendored_sample_has_the_full_traces_mix_and_a_sixth_of_its_rate(con
     assert mix.output_quantiles[i] == pytest.approx(full.output_quantiles[i], rel=0.05)
     assert mix.spearman == pytest.approx(full.spearman, abs=0.03)
     assert conv_sample.rate_per_minute().mean() == pytest.approx(lg.TRACE_RATE_RPS / 6, rel=0.02)
+
+
+def test_chunks_read_as_one(monkeypatch, tmp_path):
+    whole = lg.read_trace(SAMPLE_LOG)
+    seen = []
+    monkeypatch.setattr(lg, "CHUNK_ROWS", 100)
+    chunked = lg.read_trace(SAMPLE_LOG, progress=seen.append)
+    for name in ("arrival", "prompt", "output"):
+        assert np.array_equal(getattr(whole, name), getattr(chunked, name))
+    assert whole.start == chunked.start > 1.7e9  # 2023-11-16, on the epoch's clock
+    assert len(seen) == math.ceil(3228 / 100) and seen == sorted(seen) and seen[-1] == 1.0
+    # errors across a chunk's edge name the right row
+    f = tmp_path / "t.csv"
+    f.write_text("TIMESTAMP,ContextTokens,GeneratedTokens\n1,2,3\n2,2,3\n1.5,2,3\n")
+    monkeypatch.setattr(lg, "CHUNK_ROWS", 2)
+    with pytest.raises(ValueError, match="row 4.*earlier"):
+        lg.read_trace(f)
+    f.write_text("TIMESTAMP,ContextTokens,GeneratedTokens\n1,2,3\n2,2,3\n3,2,x\n")
+    with pytest.raises(ValueError, match="row 4.*unreadable"):
+        lg.read_trace(f)
+    f.write_text(
+        "TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 10:00:00,2,3\nnot a date,2,3\n"
+    )
+    with pytest.raises(ValueError, match="row 3.*unreadable"):
+        lg.read_trace(f)
+
+
+@pytest.mark.parametrize(
+    "text, match",
+    [
+        ("minute,rate\n0,1\n", "missing column.*rate_rps"),
+        ("minute,rate_rps\n0,1\n2,1\n", "row 3: minute must be 1"),
+        ("minute,rate_rps\n0,1\n1,-2\n", "row 3: rate_rps must be >= 0"),
+        ("minute,rate_rps\n0,abc\n", "row 2: unreadable"),
+        ("minute,rate_rps\n0,nan\n", "row 2: rate_rps"),
+        ("minute,rate_rps\n", "no minutes"),
+    ],
+)
+def test_bad_rate_series(tmp_path, text, match):
+    f = tmp_path / "rates.csv"
+    f.write_text(text)
+    with pytest.raises(ValueError, match=match) as err:
+        lg.read_rate_series(f)
+    assert "rates.csv" in str(err.value)

@@ -1,9 +1,12 @@
 """The HPA manifest: the autoscaling/v2 shape, its bounds, and a round trip through the model."""
 
+import jsonschema
+import kubernetes_validate
 import numpy as np
 import pytest
 import yaml
 
+from replicaplan.autoscalers import manifest
 from replicaplan.autoscalers import manifest as mf
 from replicaplan.autoscalers.hpa import HorizontalAutoscaler, Rules, ScalingPolicy
 
@@ -92,3 +95,158 @@ def test_bad_target_and_bad_manifest():
         mf.autoscaler_from_manifest({"apiVersion": "autoscaling/v1", "spec": {}})
     with pytest.raises(ValueError, match="missing"):
         mf.autoscaler_from_manifest({"apiVersion": "autoscaling/v2", "spec": {}})
+
+
+K8S = "1.33"  # the Kubernetes version whose OpenAPI schema the manifests are checked against
+
+
+KEDA_SCHEMA = {
+    "type": "object",
+    "required": ["apiVersion", "kind", "metadata", "spec"],
+    "properties": {
+        "apiVersion": {"const": "keda.sh/v1alpha1"},
+        "kind": {"const": "ScaledObject"},
+        "spec": {
+            "type": "object",
+            "required": ["scaleTargetRef", "triggers"],
+            "additionalProperties": False,
+            "properties": {
+                "scaleTargetRef": {
+                    "type": "object",
+                    "required": ["name"],
+                    "properties": {"name": {"type": "string"}},
+                },
+                "minReplicaCount": {"type": "integer", "minimum": 0},
+                "maxReplicaCount": {"type": "integer", "minimum": 1},
+                "advanced": {"type": "object"},
+                "triggers": {
+                    "type": "array",
+                    "minItems": 1,
+                    "items": {
+                        "type": "object",
+                        "required": ["type", "metadata"],
+                        "properties": {
+                            "type": {"enum": ["prometheus", "cron"]},
+                            "metricType": {"enum": ["AverageValue", "Value", "Utilization"]},
+                            "metadata": {
+                                "type": "object",
+                                "additionalProperties": {"type": "string"},
+                            },
+                        },
+                    },
+                },
+            },
+        },
+    },
+}
+
+
+@pytest.fixture(scope="module")
+def two_days():
+    """The objects a plan writes, built directly (no plan to compute): L* = 35.2 per pod,
+    2 to 20 replicas, the behavior of a 15-minute start-up, and a schedule of busy afternoons."""
+    from types import SimpleNamespace
+
+    from replicaplan.autoscalers.hpa import Rules, ScalingPolicy
+
+    up = Rules((ScalingPolicy("Pods", 4, 15), ScalingPolicy("Percent", 100, 15)), "Max", 0.0)
+    down = Rules((ScalingPolicy("Pods", 2, 60),), "Max", 900.0)
+    args = dict(min_replicas=2, max_replicas=20, up=up, down=down)
+    schedule = [2] * 10 + [6, 8, 9, 9, 8, 6] + [2] * 8
+    return SimpleNamespace(
+        hpa=manifest.hpa_manifest("llm", 35.2, **args),
+        keda=manifest.keda_scaled_object("llm", 35.2, schedule=schedule, lead_min=15, **args),
+    )
+
+
+def test_the_hpa_passes_the_kubernetes_schema_and_a_broken_one_does_not(two_days):
+    assert kubernetes_validate.validate(two_days.hpa, K8S, strict=True)
+    broken = yaml.safe_load(manifest.to_yaml(two_days.hpa))
+    broken["spec"]["behavior"]["scaleDown"]["stabilizationWindowSeconds"] = "480"
+    with pytest.raises(kubernetes_validate.ValidationError):
+        kubernetes_validate.validate(broken, K8S, strict=True)
+    broken = yaml.safe_load(manifest.to_yaml(two_days.hpa))
+    broken["spec"]["minReplica"] = 3  # a misspelt field
+    with pytest.raises(kubernetes_validate.ValidationError):
+        kubernetes_validate.validate(broken, K8S, strict=True)
+
+
+def test_the_keda_object_matches_its_schema_and_the_hpa(two_days):
+    keda, hpa = two_days.keda, two_days.hpa
+    jsonschema.validate(keda, KEDA_SCHEMA)
+    spec = keda["spec"]
+    behavior = {"apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler", **hpa}
+    behavior["spec"] = {
+        **hpa["spec"],
+        "behavior": spec["advanced"]["horizontalPodAutoscalerConfig"]["behavior"],
+    }
+    assert kubernetes_validate.validate(behavior, K8S, strict=True)
+    assert (spec["minReplicaCount"], spec["maxReplicaCount"]) == (
+        hpa["spec"]["minReplicas"],
+        hpa["spec"]["maxReplicas"],
+    )
+    (prom,) = [t for t in spec["triggers"] if t["type"] == "prometheus"]
+    target = manifest.parse_quantity(hpa["spec"]["metrics"][0]["pods"]["target"]["averageValue"])
+    assert float(prom["metadata"]["threshold"]) == target
+    assert prom["metricType"] == "AverageValue"
+
+
+def test_cron_triggers_by_hand():
+    schedule = [2] * 9 + [3] + [5, 5] + [2] * 12
+    obj = manifest.keda_scaled_object(
+        "llm", 30, min_replicas=2, max_replicas=10, schedule=schedule, lead_min=8
+    )
+    crons = [t["metadata"] for t in obj["spec"]["triggers"] if t["type"] == "cron"]
+    # 09:00–09:59 wants 3, started 8 min early; 10:00–11:59 wants 5
+    assert [(c["start"], c["end"], c["desiredReplicas"]) for c in crons] == [
+        ("52 8 * * *", "0 10 * * *", "3"),
+        ("52 9 * * *", "0 12 * * *", "5"),
+    ]
+    midnight = manifest.keda_scaled_object(
+        "llm", 30, min_replicas=1, max_replicas=3, schedule=[0] * 23 + [4], lead_min=30
+    )
+    (cron,) = [t["metadata"] for t in midnight["spec"]["triggers"] if t["type"] == "cron"]
+    assert (cron["start"], cron["end"], cron["desiredReplicas"]) == (
+        "30 22 * * *",  # 23:00 less the 30-minute start-up
+        "0 0 * * *",
+        "3",
+    )
+    allday = manifest.keda_scaled_object(
+        "llm", 30, min_replicas=1, max_replicas=9, schedule=[4] * 24
+    )
+    (cron,) = [t["metadata"] for t in allday["spec"]["triggers"] if t["type"] == "cron"]
+    assert cron["start"] != cron["end"]  # KEDA refuses equal start and end
+    with pytest.raises(ValueError, match="24 hourly"):
+        manifest.keda_scaled_object("llm", 30, min_replicas=1, max_replicas=9, schedule=[1] * 23)
+    with pytest.raises(ValueError, match="prometheus"):
+        manifest.keda_scaled_object("llm", 30, min_replicas=1, max_replicas=9, prometheus="x")
+    assert kubernetes_validate  # keep the import used when the schema tests are deselected
+
+
+def test_cron_expressions_read_back():
+    obj = manifest.keda_scaled_object(
+        "llm",
+        30,
+        min_replicas=1,
+        max_replicas=9,
+        schedule=[1] * 10 + [4] * 2 + [1] * 12,
+        lead_min=20,
+    )
+    assert manifest.schedule_from_scaled_object(obj) == [(9 * 60 + 40, 12 * 60, 4)]
+    obj["spec"]["triggers"][1]["metadata"]["start"] = "*/5 9 * * *"
+    with pytest.raises(ValueError, match="start must be a daily cron"):
+        manifest.schedule_from_scaled_object(obj)
+    obj["spec"]["triggers"][1]["metadata"]["timezone"] = "Europe/Rome"
+    with pytest.raises(ValueError, match="only Etc/UTC"):
+        manifest.schedule_from_scaled_object(obj)
+
+
+def test_names_the_api_server_would_refuse():
+    for bad in ("", "LLM", "llm_", "-llm", "a" * 254):
+        with pytest.raises(ValueError, match="DNS-1123"):
+            manifest.hpa_manifest(bad, 30)
+    manifest.hpa_manifest("llm-8b.prod", 30)  # dots and dashes inside are fine
+    with pytest.raises(ValueError, match="deployment must be"):
+        manifest.hpa_manifest("llm", 30, deployment="Serve")
+    with pytest.raises(ValueError, match="metric_name"):
+        manifest.keda_scaled_object("llm", 30, min_replicas=1, max_replicas=2, metric_name="9x")

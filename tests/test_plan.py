@@ -1,14 +1,18 @@
 """The operating point of one replica on a log's own length mix."""
 
+import math
 from pathlib import Path
 
 import numpy as np
 import pytest
+import yaml
 
+from replicaplan.autoscalers import manifest
 from replicaplan.planner import plan
 from replicaplan.serving.replica import ReplicaModel, simulate_open
 from replicaplan.simulation import capacity
 from replicaplan.traffic import loadgen as lg
+from replicaplan.traffic.synthetic import noisy_days
 
 SAMPLE = Path(__file__).resolve().parents[1] / "data" / "azure-llm-inference-2023"
 
@@ -102,3 +106,196 @@ def test_recommend_when_nothing_covers():
     assert "fewest" in why and best.result.uncovered_minutes == min(
         r.result.uncovered_minutes for r in rows
     )
+
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+SAMPLE_LOG = ROOT / "data/azure-llm-inference-2023/conv_sample.csv"
+
+
+WEEK = ROOT / "data/synthetic-week/rates.csv"
+
+
+K8S = "1.33"  # the Kubernetes version whose OpenAPI schema the manifests are checked against
+
+
+HAND_WRITTEN_HPA = """
+apiVersion: autoscaling/v2
+kind: HorizontalPodAutoscaler
+metadata: {name: llm}
+spec:
+  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: llm}
+  minReplicas: 2
+  maxReplicas: 9
+  metrics:
+  - type: Pods
+    pods:
+      metric: {name: requests_in_flight}
+      target: {type: AverageValue, averageValue: "12500m"}
+  behavior:
+    scaleUp:
+      stabilizationWindowSeconds: 0
+      policies: [{type: Pods, value: 3, periodSeconds: 60}]
+    scaleDown:
+      stabilizationWindowSeconds: 240
+      policies: [{type: Percent, value: 50, periodSeconds: 60}]
+"""
+
+
+def three_days():
+    """Day 0 at 1 req/s with a 5 req/s minute at 10:07, day 1 at 2 req/s with 9 at 10:30,
+    day 2 at 3 req/s with 1 at 10:00 (a quiet hour's busiest minute is the plain rate)."""
+    rate = np.concatenate([np.full(1440, 1.0), np.full(1440, 2.0), np.full(1440, 3.0)])
+    rate[10 * 60 + 7] = 5.0
+    rate[1440 + 10 * 60 + 30] = 9.0
+    return rate
+
+
+def test_the_learned_forecast_uses_only_earlier_days():
+    fc = plan.learned_forecast(three_days())
+    assert np.all(fc[:1440] == 0)  # day 0 has no history
+    assert fc[1440 + 10 * 60] == 5.0 and fc[1440 + 9 * 60] == 1.0  # day 1 learns from day 0
+    assert fc[2880 + 10 * 60 + 59] == (5.0 + 9.0) / 2 and fc[2880 + 3 * 60] == (1 + 2) / 2
+
+
+def test_the_schedule_is_placed_on_the_clock():
+    # the log starts at 12:00 UTC: its minute 0 belongs to hour 12 of its first day
+    rate = np.zeros(2 * 1440)
+    rate[0] = 20.0  # 12:00 on day 0
+    rate[1440] = 12.0  # 12:00 on day 1
+    assert plan.days_covered(rate, start_s=12 * 3600) == 3
+    table = plan.schedule(rate, 8.0, 0.8, start_s=12 * 3600)
+    # hour 12 seen on days 0 and 1 (mean 16 req/s): ⌈16/6.4⌉ = 3; every other hour: 0
+    assert table[12] == 3 and sum(table) == 3
+    fc = plan.learned_forecast(rate, start_s=12 * 3600)
+    assert fc[1440] == 20.0  # day 1's 12:00 hour learned from day 0's
+
+
+def test_schedule_by_hand():
+    table = plan.schedule(three_days(), 8.0, 0.8)
+    # hour 10: busiest minutes 5, 9, 3 → mean 17/3 → ⌈(17/3)/6.4⌉ = 1; others: mean 2 → 1
+    assert table == [1] * 24
+    table = plan.schedule(three_days() * 4, 8.0, 0.8)
+    assert table[10] == math.ceil(4 * 17 / 3 / 6.4) == 4 and table[0] == math.ceil(8 / 6.4) == 2
+
+
+def test_the_replay_has_a_schedule_row_only_for_two_days_or_more():
+    one = plan.replay(three_days()[:1440], 8.0)
+    assert len(one) == 3
+    rows = plan.replay(three_days(), 8.0, startup_min=8)
+    assert len(rows) == 4 and rows[3].policy.forecast
+    chase, sched = rows[1].result, rows[3].result
+    # the schedule cannot act before the first minute whose look-ahead reaches day 1
+    assert np.array_equal(chase.ready[: 1440 - 8], sched.ready[: 1440 - 8])
+
+
+def test_ramp_and_step_reserves_by_hand():
+    ramp = np.arange(0, 60.0, 1.0)  # +1 req/s every minute
+    # over a 10-minute start-up the ramp adds 10 req/s: ⌈10/6.4⌉ = 2; one minute's step: 1
+    assert plan.steepest_ramp_reserve(ramp, 8.0, 0.8, 10) == 2
+    assert plan.largest_step_reserve(ramp, 8.0, 0.8) == 1
+    assert plan.spares_for(ramp, 8.0, 0.8, 10) == 2
+    assert plan.steepest_ramp_reserve(ramp, 8.0, 0.8, 0) == 0
+    step = np.r_[np.full(30, 2.0), np.full(30, 30.0)]
+    assert plan.spares_for(step, 8.0, 0.8, 10) == math.ceil(28 / 6.4) == 5
+
+
+@pytest.mark.parametrize("startup, window_s", [(3, 300), (12, 720)])
+def test_behavior_from_the_start_up_and_the_logs_steps(startup, window_s):
+    rate = np.r_[np.full(30, 2.0), np.full(30, 30.0), np.full(30, 2.0)]
+    up, down = plan.behavior(rate, 8.0, 0.8, startup)
+    k = math.ceil(28 / 6.4)  # 5 replicas for the rise and for the fall
+    assert [(p.kind, p.value, p.period_s) for p in up.policies] == [
+        ("Pods", k, 15),
+        ("Percent", 100, 15),
+    ]
+    assert up.stabilization_s == 0
+    assert [(p.kind, p.value, p.period_s) for p in down.policies] == [("Pods", k, 60)]
+    assert down.stabilization_s == window_s  # max(5 min, T_start)
+    calm = np.full(30, 2.0)
+    up, down = plan.behavior(calm, 8.0, 0.8, 3)
+    assert up.policies[0].value == 4 and down.policies[0].value == 1  # the floors
+
+
+@pytest.fixture(scope="module")
+def two_days():
+    rate = noisy_days(2, noise=0.1, seed=3).ravel()
+    return plan.plan(rate, startup_min=15, n_requests=2000)
+
+
+def test_an_hpa_written_by_hand_is_read_as_kubernetes_would_apply_it(two_days):
+    """An operator's own manifest, not one the package wrote: its target (12.5 requests per
+    pod, as a milli-quantity), bounds and behavior drive the replay, and the replayed fleet
+    keeps to them: never outside [2, 9], never more than 3 pods up in a minute."""
+    ctrl = manifest.controller_from_manifest(yaml.safe_load(HAND_WRITTEN_HPA))
+    hpa = manifest.autoscaler_from_manifest(yaml.safe_load(HAND_WRITTEN_HPA))
+    assert (hpa.min_replicas, hpa.max_replicas, hpa.target) == (2, 9, 12.5)
+    assert ctrl.targets == {"concurrency": 12.5}
+    assert hpa.down.stabilization_s == 240 and hpa.up.policies[0].value == 3
+    run = plan.hpa_replay(
+        two_days.rate,
+        HAND_WRITTEN_HPA,
+        plan.fluid_replica(ReplicaModel(), two_days.point),
+        startup_min=15,
+    )
+    assert run.paid.min() >= 2 and run.ready.max() <= 9
+    called = np.diff(run.paid.astype(int))
+    per_minute = [called[i : i + 60].clip(min=0).sum() for i in range(0, called.size - 60, 60)]
+    assert max(per_minute) <= 3, max(per_minute)
+    assert run.scale_changes > 4  # it followed the two days up and down
+
+
+@pytest.mark.parametrize("lam", [20.0, 50.0, 100.0])
+def test_the_hpa_on_steady_traffic_settles_between_mu_star_and_the_target(lam):
+    """On constant traffic the HPA written for L* settles where each replica carries no more
+    than μ* and, within its 10 % tolerance band, about ρ*μ*: λ/μ* ≤ N ≤ ⌈λ/(ρ*μ*)⌉ + 1."""
+    point = plan.operating_point(lg.read_trace(SAMPLE_LOG), n_requests=2000)
+    replica = plan.fluid_replica(ReplicaModel(), point)
+    # calibrated: a replica holding L* completes ρ*μ* requests a second
+    assert float(replica.completion_rate(point.concurrency_target)) == pytest.approx(point.rate)
+    hpa = manifest.hpa_manifest("x", point.concurrency_target, min_replicas=1, max_replicas=60)
+    run = plan.hpa_replay(np.full(90, lam), hpa, replica, startup_min=2)
+    settled = np.unique(run.ready[3600:])
+    assert settled.size == 1
+    n = int(settled[0])
+    assert lam / point.mu_star <= n <= math.ceil(lam / point.rate) + 1
+
+
+@pytest.fixture(scope="module")
+def scheduled_week():
+    return plan.plan(lg.read_rate_series(WEEK), startup_min=15, n_requests=2000)
+
+
+def test_the_keda_object_read_back_reproduces_its_replay_and_holds_its_minimums(
+    scheduled_week, tmp_path
+):
+    p = scheduled_week
+    assert p.recommended.policy.forecast and p.keda_run is not None
+    f = tmp_path / "keda.yaml"
+    f.write_text(manifest.to_yaml(p.keda))
+    fluid = plan.fluid_replica(ReplicaModel(), p.point)
+    replay = plan.keda_replay(p.rate, f.read_text(), fluid, startup_min=15, start_s=p.start_s)
+    windows = manifest.schedule_from_scaled_object(yaml.safe_load(f.read_text()))
+    assert windows and all(n <= p.max_replicas for _, _, n in windows)
+    for start, _end, n in windows:  # two minutes into each window the fleet pays for n or more
+        for day in range(7):
+            t = (day * 1440 + start + 2) * 60
+            assert replay.paid[t] >= n, (day, start, n)
+    # the minimums cost hours and buy the seconds the HPA alone left waiting
+    assert replay.paid_hours > p.hpa_run.paid_hours
+    assert replay.queued_seconds <= p.hpa_run.queued_seconds
+
+
+def test_startup_sensitivity_on_a_step_by_hand():
+    """2 → 10 req/s at once (μ* = 8, ρ* = 0.8): chasing is short for exactly one start-up."""
+    rate = np.r_[np.full(60, 2.0), np.full(30, 10.0), np.full(30, 2.0)]
+    sens = plan.startup_sensitivity(rate, 8.0, [0, 3, 8])
+    assert list(sens.per_million) == ["always on", "chase", "spares"]  # one day: no schedule
+    assert sens.uncovered["chase"].tolist() == [0, 3, 8]
+    assert sens.uncovered["spares"].tolist() == [0, 0, 0]  # ⌈8/6.4⌉ = 2 spares cover the step
+    assert sens.first_short("chase") == 3 and sens.first_short("spares") is None
+    # always on does not depend on the start-up; chasing pays a little more with a slower start
+    assert np.ptp(sens.per_million["always on"]) == 0
+    with pytest.raises(ValueError, match="startups"):
+        plan.startup_sensitivity(rate, 8.0, [])

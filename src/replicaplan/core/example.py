@@ -7,7 +7,7 @@ parameter model in bf16 on one GPU, serving 64 sequences at once at 40 tokens/s 
 arithmetic, not a list price). Keeping it in one frozen object means that a number changed here
 changes in every chapter at once, and that no chapter can quietly use another world.
 
->>> from replicaplan.example import EXAMPLE
+>>> from replicaplan.core.example import EXAMPLE
 >>> EXAMPLE.tokens_per_s
 2560.0
 >>> round(EXAMPLE.concurrency_target, 1)

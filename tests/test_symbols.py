@@ -33,7 +33,7 @@ def test_every_symbol_of_the_package_is_in_the_notation_table():
     assert len(declared_latex) > 30
     missing = sorted(declared_latex - table)
     assert not missing, (
-        f"symbols declared in replicaplan.symbols but absent from the table: {missing}"
+        f"symbols declared in replicaplan.core.symbols but absent from the table: {missing}"
     )
 
 
