@@ -526,3 +526,46 @@ def test_an_invalid_metric_blocks_a_scale_down_only():
     assert combine_proposals([2, None], current=3) == 3
     assert combine_proposals([None, None], current=3) is None
     assert combine_proposals([2, 5], current=3) == 5
+
+
+def test_the_uniform_fast_path_is_the_replica_calculator():
+    """The closed loop's integer path (every ready pod with the same sample, Pending pods
+    unready) gives the count the general replica calculator gives with Pod objects, over a
+    grid of samples, targets, ready and Pending counts and per-direction tolerances."""
+    from replicaplan.autoscalers.hpa import (
+        MetricSpec,
+        Pod,
+        Tolerances,
+        _milli,
+        _pod_metric_replicas,
+        uniform_pod_metric_replicas,
+    )
+
+    cases = 0
+    for target in (1.0, 7.5, 35.2, 51.2):
+        spec = MetricSpec("Pods", "AverageValue", target)
+        for sample in (0.0, 0.3, 6.9, 7.4, 7.6, 12.0, 35.0, 36.0, 80.5, 400.0):
+            for ready in (1, 2, 5, 13):
+                for unready in (0, 1, 4):
+                    for tol in (Tolerances(0.1, 0.1), Tolerances(0.0, 0.3), Tolerances(0.25, 0.0)):
+                        current = ready + unready
+                        pods = [Pod(value=sample)] * ready + [Pod(phase="Pending")] * unready
+                        general = _pod_metric_replicas(spec, current, pods, tol)
+                        fast = uniform_pod_metric_replicas(
+                            _milli(target), current, _milli(sample), ready, unready, tol
+                        )
+                        assert fast == general, (target, sample, ready, unready, tol)
+                        cases += 1
+    assert cases == 4 * 10 * 4 * 3 * 3
+
+
+def test_the_adapter_keeps_the_tolerances_per_direction():
+    """HPAOn drives the model's own step: a behavior with a scale-up tolerance of 0.5 holds a
+    fleet whose load is 40 % over target, which the default 0.1 would grow."""
+    from replicaplan.autoscalers.controllers import HPAOn, Metrics
+    from replicaplan.autoscalers.hpa import Rules
+
+    lax = Rules(Rules.default_up().policies, "Max", 0.0, tolerance=0.5)
+    over = Metrics(now=15.0, ready=4, starting=0, concurrency=14.0)
+    assert HPAOn({"concurrency": 10.0}).decide(over) == 6  # ⌈4 × 1.4⌉
+    assert HPAOn({"concurrency": 10.0}, up=lax).decide(over) == 4  # within 1 + 0.5

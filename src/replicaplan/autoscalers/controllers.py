@@ -20,7 +20,7 @@ from typing import Protocol
 
 import numpy as np
 
-from replicaplan.autoscalers.hpa import HorizontalAutoscaler, external_replica_count, replica_count
+from replicaplan.autoscalers.hpa import HorizontalAutoscaler, MetricSpec
 from replicaplan.autoscalers.kpa import KnativeAutoscaler
 from replicaplan.core import _check
 from replicaplan.serving.fluid import replicas_needed
@@ -67,37 +67,39 @@ class HPAOn:
 
     def __init__(self, targets: dict, *, floor=None, **kwargs):
         """``floor``, if given, maps the time (s) to replicas asked for by a schedule (KEDA's cron
-        triggers): one more metric whose recommendation joins the others before the limits."""
+        triggers): one more metric whose recommendation joins the others before the limits.
+
+        Every input is checked here, once: each metric becomes one entry of the autoscaler's
+        ``spec.metrics`` (a Pods metric with an AverageValue target, or an External one for the
+        queue), and each sync runs the model's own ``propose`` and ``decide`` on them, with the
+        behavior's tolerances per direction."""
         self.floor = floor
         if not targets:
             raise ValueError("targets must name at least one metric")
+        specs = []
         for name, value in targets.items():
             if name not in self.METRICS:
                 raise ValueError(f"metric must be one of {', '.join(self.METRICS)}, got {name!r}")
             _check.positive(f"targets[{name!r}]", value)
+            kind = "External" if name == "queue" else "Pods"
+            specs.append((name, MetricSpec(kind, "AverageValue", float(value))))
         self.targets = dict(targets)
-        self.hpa = HorizontalAutoscaler(target=1.0, **kwargs)
+        self.specs = tuple(specs)
+        self.hpa = HorizontalAutoscaler(target=specs[0][1].target, **kwargs)
         self.period_s = self.hpa.sync_s
 
     def decide(self, m: Metrics) -> int:
-        self.hpa.replicas = m.ready + m.starting
-        wanted = []
-        for name, target in self.targets.items():
-            if name == "queue":
-                count = external_replica_count(
-                    self.hpa.replicas, m.queue, target, tolerance=self.hpa.tolerance
-                )
-            else:
-                count = replica_count(
-                    [getattr(m, name)] * m.ready,
-                    target,
-                    unready=m.starting,
-                    tolerance=self.hpa.tolerance,
-                )
-            wanted.append(count)
+        hpa = self.hpa
+        hpa.replicas = m.ready + m.starting
+        proposals = [
+            hpa.propose(spec, value=m.queue)
+            if name == "queue"
+            else hpa.propose(spec, uniform=(getattr(m, name), m.ready, m.starting))
+            for name, spec in self.specs
+        ]
         if self.floor is not None:
-            wanted.append(int(self.floor(m.now)))
-        return self.hpa.apply(m.now, max(wanted))
+            proposals.append(int(self.floor(m.now)))
+        return hpa.decide(m.now, proposals)
 
 
 class KPA:

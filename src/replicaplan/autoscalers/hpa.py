@@ -262,6 +262,29 @@ def _pod_metric_replicas(spec: MetricSpec, current: int, pods: list, tol: Tolera
     return proposal
 
 
+def uniform_pod_metric_replicas(
+    target_milli: int, current: int, value_milli: int, ready: int, unready: int, tol: Tolerances
+) -> int:
+    """``_pod_metric_replicas`` for a Pods metric with an AverageValue target when every ready
+    pod reports the same sample (``value_milli``, in milli-units), none is missing and
+    ``unready`` pods are Pending: the case of a simulated fleet that spreads its requests evenly.
+    Integers only and no ``Pod`` objects, so a closed loop can call it every sync; the general
+    path gives the same count (tested on a grid of cases)."""
+    if ready <= 0:
+        raise ValueError("no metrics for the targeted pods (they might all be unready)")
+    ratio = (ready * value_milli // ready) / target_milli
+    if not (unready and ratio > 1.0):
+        return current if tol.within(ratio) else proportional_rule(ready, ratio, 1)
+    # a scale-up with Pending pods: they count as using nothing
+    new_ratio = (ready * value_milli // (ready + unready)) / target_milli
+    if tol.within(new_ratio) or _ratio_up_down(ratio, new_ratio):
+        return current
+    proposal = proportional_rule(ready + unready, new_ratio, 1)
+    if (new_ratio < 1.0 and proposal > current) or (new_ratio > 1.0 and proposal < current):
+        return current
+    return proposal
+
+
 def replica_count(values, target: float, *, unready: int = 0, tolerance: float = 0.1) -> int:
     """A Pods metric with an AverageValue target: one sample per running replica (None where
     it is missing) and ``unready`` replicas still Pending.
@@ -309,6 +332,11 @@ def stabilize(
     desired = _check.integer("desired", desired, minimum=0)
     up_window_s = _check.non_negative("up_window_s", up_window_s)
     down_window_s = _check.non_negative("down_window_s", down_window_s)
+    return _stabilize(current, desired, history, now, up_window_s, down_window_s)
+
+
+def _stabilize(current, desired, history, now, up_window_s, down_window_s) -> int:
+    """``stabilize`` on checked values (the autoscaler's loop checks them once, when built)."""
     up, down = desired, desired
     for when, rec in history:
         if when > now - up_window_s:
@@ -426,8 +454,20 @@ def limit_rate(
     current = _check.integer("current", current, minimum=0)
     desired = _check.integer("desired", desired, minimum=0)
     min_replicas, max_replicas = _check_bounds(min_replicas, max_replicas)
-    up = up or Rules.default_up()
-    down = down or Rules.default_down()
+    return _limit_rate(
+        current,
+        desired,
+        events,
+        now,
+        up or Rules.default_up(),
+        down or Rules.default_down(),
+        min_replicas,
+        max_replicas,
+    )
+
+
+def _limit_rate(current, desired, events, now, up, down, min_replicas, max_replicas) -> int:
+    """``limit_rate`` on checked values."""
     if desired > current:
         ceiling = min(max(scale_up_limit(current, events, now, up), current), max_replicas)
         return min(desired, ceiling)
@@ -440,7 +480,6 @@ def limit_rate(
 def limit_without_behavior(current: int, desired: int, min_replicas: int, max_replicas: int) -> int:
     """``convertDesiredReplicasWithRules``: no ``behavior``, so a scale-up is capped at
     max(2 · current, 4) per decision and the count is kept in [min, max]."""
-    min_replicas, max_replicas = _check_bounds(min_replicas, max_replicas)
     ceiling = min(max_replicas, max(2 * current, 4))
     return max(min_replicas, min(desired, ceiling))
 
@@ -503,6 +542,22 @@ class HorizontalAutoscaler:
             self.tolerance if down is None else down, self.tolerance if up is None else up
         )
 
+    def propose(self, spec: MetricSpec, *, uniform=None, value=None) -> int:
+        """The replicas one metric of ``spec.metrics`` asks for, with this autoscaler's
+        tolerances per direction: ``uniform`` = (sample, ready, unready) for a Pods metric whose
+        ready pods all report ``sample``; ``value`` for an External (or Object) metric."""
+        tol = self.tolerances
+        if uniform is not None:
+            sample, ready, unready = uniform
+            return uniform_pod_metric_replicas(
+                _milli(spec.target), self.replicas, _milli(sample), ready, unready, tol
+            )
+        return desired_replicas(spec, self.replicas, value=value, tolerances=tol)
+
+    def decide(self, now: float, proposals) -> int:
+        """One sync from the metrics' proposals: ``combine_proposals``, then ``apply``."""
+        return self.apply(now, combine_proposals(list(proposals), self.replicas))
+
     def step(self, now: float, values=None, unready: int = 0, total: float | None = None) -> int:
         """One sync: returns the replicas to run (ready + starting) from now on."""
         tol = self.tolerances
@@ -534,28 +589,28 @@ class HorizontalAutoscaler:
         elif desired is None:
             return current  # no valid metric: no decision
         elif self.behavior:
-            stable = stabilize(
+            stable = _stabilize(
                 current,
                 desired,
                 self.history,
                 now,
-                up_window_s=self.up.stabilization_s,
-                down_window_s=self.down.stabilization_s,
+                self.up.stabilization_s,
+                self.down.stabilization_s,
             )
             self.history.append((now, desired))
-            final = limit_rate(
+            final = _limit_rate(
                 current,
                 stable,
                 self.events,
                 now,
-                up=self.up,
-                down=self.down,
-                min_replicas=self.min_replicas,
-                max_replicas=self.max_replicas,
+                self.up,
+                self.down,
+                self.min_replicas,
+                self.max_replicas,
             )
         else:
-            stable = stabilize(
-                current, desired, self.history, now, down_window_s=self.downscale_window_s
+            stable = _stabilize(
+                current, desired, self.history, now, 0.0, self.downscale_window_s
             )
             self.history.append((now, desired))
             final = limit_without_behavior(current, stable, self.min_replicas, self.max_replicas)
