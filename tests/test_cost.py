@@ -34,7 +34,7 @@ def test_idle_capacity_multiplies_the_cost():
 
 
 def test_day_priced():
-    priced = cost.price_day(policy_table())
+    priced = cost.price_book_day(policy_table())
     assert [round(p.paid_hours, 1) for p in priced] == [192.0, 94.4, 94.4, 166.4, 96.1]
     always = priced[0]
     assert always.cost == pytest.approx(384.0)

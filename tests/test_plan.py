@@ -15,6 +15,7 @@ from replicaplan.traffic import loadgen as lg
 from replicaplan.traffic.synthetic import noisy_days
 
 SAMPLE = Path(__file__).resolve().parents[1] / "data" / "azure-llm-inference-2023"
+PRICE = {"price_per_hour": 2.0, "tokens_per_request": 200.0}
 
 
 @pytest.fixture(scope="module")
@@ -82,17 +83,17 @@ def test_promises_no_load_can_meet_are_refused(sample):
 
 def test_replay_of_a_step_by_hand():
     """2 req/s for an hour, 10 for half an hour, 2 again; μ* = 8, ρ* = 0.8 (6.4 req/s each)."""
-    from replicaplan.core.example import EXAMPLE
-
     rate = np.r_[np.full(60, 2.0), np.full(30, 10.0), np.full(30, 2.0)]
-    always, chase, spares = plan.replay(rate, 8.0, startup_min=8, price_per_hour=2.0)
+    always, chase, spares = plan.replay(
+        rate, 8.0, startup_min=8, price_per_hour=2.0, tokens_per_request=211.5
+    )
     assert always.result.paid_hours == pytest.approx(2 * 2.0)  # ⌈10/6.4⌉ = 2 replicas, 2 h
     assert always.result.uncovered_minutes == 0
     assert chase.result.uncovered_minutes == 8  # the step waits one start-up
     assert plan.largest_step_reserve(rate, 8.0, 0.8) == 2  # ⌈8/6.4⌉
     assert spares.result.uncovered_minutes == 0
     served = (60 * 2 + 30 * 10 + 30 * 2) * 60  # every request finds room in the always-on fleet
-    tokens = served * EXAMPLE.answer_tokens
+    tokens = served * 211.5  # the log's own mean answer, not the running example's
     assert always.priced.per_million == pytest.approx(4.0 * 2.0 / tokens * 1e6)
     best, why = plan.recommend([always, chase, spares])
     assert best is always and "no minute uncovered" in why  # cheaper than spares kept all along
@@ -100,7 +101,7 @@ def test_replay_of_a_step_by_hand():
 
 def test_recommend_when_nothing_covers():
     rate = np.r_[np.full(10, 1.0), np.full(10, 50.0)]
-    rows = plan.replay(rate, 8.0, startup_min=8)
+    rows = plan.replay(rate, 8.0, startup_min=8, **PRICE)
     rows = [r for r in rows if r.result.uncovered_minutes > 0]
     best, why = plan.recommend(rows)
     assert "fewest" in why and best.result.uncovered_minutes == min(
@@ -181,9 +182,9 @@ def test_schedule_by_hand():
 
 
 def test_the_replay_has_a_schedule_row_only_for_two_days_or_more():
-    one = plan.replay(three_days()[:1440], 8.0)
+    one = plan.replay(three_days()[:1440], 8.0, **PRICE)
     assert len(one) == 3
-    rows = plan.replay(three_days(), 8.0, startup_min=8)
+    rows = plan.replay(three_days(), 8.0, startup_min=8, **PRICE)
     assert len(rows) == 4 and rows[3].policy.forecast
     chase, sched = rows[1].result, rows[3].result
     # the schedule cannot act before the first minute whose look-ahead reaches day 1
@@ -290,7 +291,7 @@ def test_the_keda_object_read_back_reproduces_its_replay_and_holds_its_minimums(
 def test_startup_sensitivity_on_a_step_by_hand():
     """2 → 10 req/s at once (μ* = 8, ρ* = 0.8): chasing is short for exactly one start-up."""
     rate = np.r_[np.full(60, 2.0), np.full(30, 10.0), np.full(30, 2.0)]
-    sens = plan.startup_sensitivity(rate, 8.0, [0, 3, 8])
+    sens = plan.startup_sensitivity(rate, 8.0, [0, 3, 8], **PRICE)
     assert list(sens.per_million) == ["always on", "chase", "spares"]  # one day: no schedule
     assert sens.uncovered["chase"].tolist() == [0, 3, 8]
     assert sens.uncovered["spares"].tolist() == [0, 0, 0]  # ⌈8/6.4⌉ = 2 spares cover the step
@@ -298,4 +299,12 @@ def test_startup_sensitivity_on_a_step_by_hand():
     # always on does not depend on the start-up; chasing pays a little more with a slower start
     assert np.ptp(sens.per_million["always on"]) == 0
     with pytest.raises(ValueError, match="startups"):
-        plan.startup_sensitivity(rate, 8.0, [])
+        plan.startup_sensitivity(rate, 8.0, [], **PRICE)
+
+
+def test_the_planner_has_no_running_example_default():
+    """A reader's traffic is never priced with the book's 2 € and 320-token answers."""
+    with pytest.raises(TypeError, match="tokens_per_request"):
+        plan.replay(np.full(60, 1.0), 8.0, price_per_hour=2.0)
+    with pytest.raises(TypeError, match="price_per_hour"):
+        plan.replay(np.full(60, 1.0), 8.0, tokens_per_request=200.0)

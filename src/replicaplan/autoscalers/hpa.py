@@ -609,9 +609,7 @@ class HorizontalAutoscaler:
                 self.max_replicas,
             )
         else:
-            stable = _stabilize(
-                current, desired, self.history, now, 0.0, self.downscale_window_s
-            )
+            stable = _stabilize(current, desired, self.history, now, 0.0, self.downscale_window_s)
             self.history.append((now, desired))
             final = limit_without_behavior(current, stable, self.min_replicas, self.max_replicas)
         if final != current:

@@ -148,32 +148,55 @@ class PricedPolicy:
         return self.cost / self.tokens * 1e6
 
 
+def price_run(
+    paid_hours: float, served_requests: float, tokens_per_request: float, price_per_hour: float
+) -> tuple[float, float, float]:
+    """(cost, tokens served, cost per million tokens) of any run of a fleet: the one price.
+
+    The hours paid (starting replicas included) times the hourly price, over the tokens the
+    requests actually served carry. The simulated day, the planner's replays, its HPA and KEDA
+    replays and its report all price through here.
+
+    >>> cost, tokens, per_million = price_run(94.4, 1_000_000, 320.0, 2.0)
+    >>> cost, tokens, round(per_million, 6)
+    (188.8, 320000000.0, 0.59)
+    """
+    paid_hours = _check.non_negative("paid_hours", paid_hours)
+    served_requests = _check.positive("served_requests", served_requests)
+    tokens_per_request = _check.positive("tokens_per_request", tokens_per_request)
+    price_per_hour = _check.positive("price_per_hour", price_per_hour)
+    cost = paid_hours * price_per_hour
+    tokens = served_requests * tokens_per_request
+    return cost, tokens, cost / tokens * 1e6
+
+
 def price_day(
     rows: list[tuple[DayPolicy, DayResult]],
     *,
-    price_per_hour: float = EXAMPLE.price_per_hour,
-    answer_tokens: int = EXAMPLE.answer_tokens,
+    price_per_hour: float,
+    tokens_per_request: float,
 ) -> list[PricedPolicy]:
-    """Price each policy of ``day.policy_table``: hours paid × price over the tokens served.
+    """Price each policy of a day (``day.run_policies``) through ``price_run``.
 
-    Requests served in a minute are min(λ, ready capacity) · 60; each carries ``answer_tokens``.
+    Requests served in a minute are min(λ, ready capacity) · 60; each carries
+    ``tokens_per_request`` output tokens (the running example's 320, or a log's own mean).
     """
-    price_per_hour = _check.positive("price_per_hour", price_per_hour)
-    answer_tokens = _check.integer("answer_tokens", answer_tokens, minimum=1)
-    return [
-        PricedPolicy(
-            policy.name,
-            r.paid_hours,
-            r.paid_hours * price_per_hour,
-            r.served_requests * answer_tokens,
-            r.utilization,
-            r.paid_utilization,
+    priced = []
+    for policy, r in rows:
+        cost, tokens, _ = price_run(
+            r.paid_hours, r.served_requests, tokens_per_request, price_per_hour
         )
-        for policy, r in rows
-    ]
+        priced.append(
+            PricedPolicy(policy.name, r.paid_hours, cost, tokens, r.utilization, r.paid_utilization)
+        )
+    return priced
 
 
-# ----------------------------------------------------------------------------- input vs output
+def price_book_day(rows: list[tuple[DayPolicy, DayResult]]) -> list[PricedPolicy]:
+    """The book's simulated day priced as the running example: 2 € an hour, 320-token answers."""
+    return price_day(
+        rows, price_per_hour=EXAMPLE.price_per_hour, tokens_per_request=EXAMPLE.answer_tokens
+    )
 
 
 def phase_prices(

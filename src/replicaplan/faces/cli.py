@@ -326,6 +326,7 @@ def _plan(args: argparse.Namespace) -> str:
         name=args.name,
         metric_name=args.metric,
         prometheus=args.prometheus,
+        sensitivity=bool(args.report),
     )
     # everything is computed; only now is anything written
     written = []

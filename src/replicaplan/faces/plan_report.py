@@ -19,7 +19,7 @@ import numpy as np
 
 from replicaplan.autoscalers.manifest import to_yaml
 from replicaplan.faces.report import clock
-from replicaplan.planner.plan import Plan, startup_sensitivity
+from replicaplan.planner.plan import SENSITIVITY_STARTUPS, Plan, startup_sensitivity
 
 
 def summary(p: Plan, **context) -> dict:
@@ -224,19 +224,18 @@ def _blocks(p: Plan, log: str, sens) -> list[tuple]:
     ]
 
 
-STARTUPS = np.arange(1, 31, 2)
-"""Start-up times (min) the report's second figure runs the policies at."""
-
-
 def report_sensitivity(p: Plan):
-    """The plan's policies at each of ``STARTUPS`` and at the plan's own start-up."""
+    """The plan's policies at each start-up of ``plan.SENSITIVITY_STARTUPS`` and at its own:
+    the plan's own ``sensitivity`` when it was computed, else computed here once."""
+    if p.sensitivity is not None:
+        return p.sensitivity
     return startup_sensitivity(
         p.rate,
         p.point.mu_star,
-        np.unique(np.r_[STARTUPS, p.startup_min]),
+        np.unique(np.r_[SENSITIVITY_STARTUPS, p.startup_min]),
         target=p.point.target_utilization,
         price_per_hour=p.price_per_hour,
-        answer_tokens=max(1, round(p.point.mean_output)),
+        tokens_per_request=p.point.mean_output,
         start_s=p.start_s,
     )
 

@@ -26,7 +26,7 @@ from replicaplan.autoscalers.manifest import (
 )
 from replicaplan.core import _check
 from replicaplan.core.example import EXAMPLE
-from replicaplan.economics.cost import PricedPolicy, price_day
+from replicaplan.economics.cost import PricedPolicy, price_day, price_run
 from replicaplan.planner.reserve import ramp_reserve, step_reserve
 from replicaplan.serving.fluid import FluidReplica, replicas_needed
 from replicaplan.serving.queueing import littles_law
@@ -222,8 +222,8 @@ def replay(
     *,
     target: float = EXAMPLE.target_utilization,
     startup_min: int = EXAMPLE.startup_min,
-    price_per_hour: float = EXAMPLE.price_per_hour,
-    answer_tokens: int = EXAMPLE.answer_tokens,
+    price_per_hour: float,
+    tokens_per_request: float,
     start_s: float = 0.0,
 ) -> list[ReplayRow]:
     """The log's per-minute traffic under the book's policies, each priced per token.
@@ -233,6 +233,10 @@ def replay(
     * chase with spares: the same, plus ``spares_for`` the log's steepest ramp and largest step;
     * with a schedule, for logs of two days or more: chase, and start ``startup_min`` minutes
       early the replicas ``learned_forecast`` promises from the days before.
+
+    Each is priced by ``cost.price_run`` at ``price_per_hour`` and ``tokens_per_request`` (the
+    log's own mean answer, ``OperatingPoint.mean_output``): the planner has no default for
+    either, so a reader's traffic is never priced with the running example's numbers.
     """
     rate = _check.rates("rate", rate)
     capacity = _check.positive("capacity", capacity)
@@ -260,9 +264,12 @@ def replay(
             )
         )
     rows = run_policies(rate, policies, capacity, target, forecast)
-    priced = price_day(rows, price_per_hour=price_per_hour, answer_tokens=answer_tokens)
+    priced = price_day(rows, price_per_hour=price_per_hour, tokens_per_request=tokens_per_request)
     return [ReplayRow(p, r, c) for (p, r), c in zip(rows, priced, strict=True)]
 
+
+SENSITIVITY_STARTUPS = np.arange(1, 31, 2)
+"""Start-up times (min) at which ``plan(..., sensitivity=True)`` runs the policies again."""
 
 POLICY_KINDS = ("always on", "chase", "spares", "schedule")
 """Short names of ``replay``'s rows, in its order (the schedule only for two days or more)."""
@@ -421,11 +428,15 @@ class Plan:
     keda_run: FleetRun | None
     """The KEDA object replayed with its cron minimums; None when it has none (then it is the
     HPA)."""
+    sensitivity: StartupSensitivity | None = None
+    """The policies at each of ``SENSITIVITY_STARTUPS`` and the plan's own start-up, computed
+    once by ``plan(..., sensitivity=True)`` (what a report shows); None when not asked for."""
 
     def cost_per_million(self, run: FleetRun) -> float:
-        """A replay's price per million output tokens."""
-        tokens = run.served.sum() * self.point.mean_output
-        return run.paid_hours * self.price_per_hour / tokens * 1e6
+        """A replay's price per million output tokens (``cost.price_run``)."""
+        return price_run(
+            run.paid_hours, float(run.served.sum()), self.point.mean_output, self.price_per_hour
+        )[2]
 
     @property
     def hpa_cost_per_million(self) -> float:
@@ -450,6 +461,7 @@ def plan(
     start_s: float | None = None,
     n_requests: int = 4000,
     seed: int = 0,
+    sensitivity: bool = False,
 ) -> Plan:
     """Plan a fleet for ``traffic``: a request log (``loadgen.read_trace``) or a per-minute rate
     series (``loadgen.read_rate_series``), served by ``model`` (the running example's replica by
@@ -496,7 +508,7 @@ def plan(
         target=target,
         startup_min=startup_min,
         price_per_hour=price_per_hour,
-        answer_tokens=max(1, round(point.mean_output)),
+        tokens_per_request=point.mean_output,
         start_s=start_s,
     )
     best, why = recommend(rows)
@@ -541,4 +553,15 @@ def plan(
         fluid=fluid,
         hpa_run=run,
         keda_run=keda_run,
+        sensitivity=startup_sensitivity(
+            rate,
+            mu,
+            np.unique(np.r_[SENSITIVITY_STARTUPS, startup_min]),
+            target=target,
+            price_per_hour=price_per_hour,
+            tokens_per_request=point.mean_output,
+            start_s=start_s,
+        )
+        if sensitivity
+        else None,
     )
