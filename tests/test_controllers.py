@@ -13,7 +13,7 @@ def test_exact_traffic_scales_down_only_after_the_window():
     decisions = []
     for m in range(rate.size):
         decisions.append(
-            ctrl.decide(Metrics(now=m, ready=decisions[-1] if decisions else 7, starting=0))
+            ctrl.decide(Metrics(now=60.0 * m, ready=decisions[-1] if decisions else 7, starting=0))
         )
     assert decisions[:14] == [7] * 14  # the drop at minute 10 is held for five decisions
     assert decisions[14:] == [2] * 6

@@ -181,7 +181,8 @@ class ExactTraffic:
     the largest of the last ``window`` recommendations, and only when no replica is starting.
     """
 
-    period_s = 1.0
+    period_s = 60.0
+    """One decision a minute; ``Metrics.now`` is in seconds, as in every simulator."""
 
     def __init__(
         self,
@@ -214,7 +215,7 @@ class ExactTraffic:
         self.recent = [self.initial] * self.window
 
     def decide(self, m: Metrics) -> int:
-        want = int(self.wanted[int(m.now)])
+        want = int(self.wanted[int(m.now // 60)])
         self.recent = self.recent[1:] + [want]
         have = m.ready + m.starting
         if want > have:

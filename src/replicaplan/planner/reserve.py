@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from functools import cache
 
+import numpy as np
 import sympy as sp
 
 from replicaplan.core import _check
@@ -113,3 +114,34 @@ def scale_to_zero(idle_s: float, startup_s: float, price_per_hour: float) -> dic
     price_per_hour = _check.positive("price_per_hour", price_per_hour)
     saved = max(0.0, idle_s - startup_s) / 3600 * price_per_hour
     return {"saved_eur": saved, "first_ttft_penalty_s": startup_s, "worth_it": saved > 0}
+
+
+# ------------------------------------------------------------------ on a log's traffic
+
+
+def largest_step_reserve(rate, capacity: float, target: float) -> int:
+    """Spares for the largest minute-to-minute rise in ``rate``: ⌈Δλ_max/(ρ*μ*)⌉ (0 if none)."""
+    rate = _check.rates("rate", rate)
+    rise = float(np.max(np.diff(rate), initial=0.0))  # initial=0: a falling log needs none
+    return step_reserve(rise, capacity, target)
+
+
+def steepest_ramp_reserve(rate, capacity: float, target: float, startup_min: int) -> int:
+    """Spares for the steepest ramp in ``rate``: ⌈λ'_max T_start/(ρ*μ*)⌉, where λ'_max is the
+    largest rise over any ``startup_min`` consecutive minutes, divided by that time."""
+    rate = _check.rates("rate", rate)
+    startup_min = _check.integer("startup_min", startup_min, minimum=0)
+    if startup_min == 0 or rate.size <= startup_min:
+        return 0
+    slope = float(np.max(rate[startup_min:] - rate[:-startup_min], initial=0.0)) / (
+        startup_min * 60
+    )
+    return ramp_reserve(slope, startup_min * 60, capacity, target)
+
+
+def spares_for(rate, capacity: float, target: float, startup_min: int) -> int:
+    """The spares of the chasing policy: enough for the log's steepest ramp and largest step."""
+    return max(
+        steepest_ramp_reserve(rate, capacity, target, startup_min),
+        largest_step_reserve(rate, capacity, target),
+    )

@@ -119,6 +119,9 @@ class DayResult:
         }
 
 
+MINUTE_S = 60.0
+"""The day's step, in the seconds every simulator counts."""
+
 SCALE_DOWN_WINDOW_MIN = 5
 """Minutes of recommendations a scale-down must respect (the published day's five)."""
 
@@ -173,13 +176,20 @@ def simulate_day(
             window=window,
         )
         first = controller.initial
-    fleet = Fleet(ready=first, startup=startup_min)
+    # one clock for every simulator: seconds. The day is the closed loop's 60-second case: its
+    # fleet is looked at once a minute, a replica called at t is ready at t + 60 · startup_min,
+    # and the controller decides every ``period_s`` (the day's autoscaler: 60 s)
+    fleet = Fleet(ready=first, startup=startup_min * MINUTE_S)
     ready = np.zeros(n_min, dtype=int)
     paid = np.zeros(n_min, dtype=int)
+    next_sync = 0.0
     for m in range(n_min):
-        fleet.admit(m)
-        metrics = Metrics(now=m, ready=fleet.ready, starting=len(fleet.starting))
-        fleet.resize(controller.decide(metrics), m)
+        now = m * MINUTE_S
+        fleet.admit(now)
+        if now >= next_sync:
+            next_sync += controller.period_s
+            metrics = Metrics(now=now, ready=fleet.ready, starting=len(fleet.starting))
+            fleet.resize(controller.decide(metrics), now)
         ready[m], paid[m] = fleet.ready, fleet.paid
     wanted = ready.copy() if fixed is not None else controller.wanted
 

@@ -1,0 +1,107 @@
+"""The operating point of one replica on a log's own length mix: μ* by the open-loop sweep
+(with its error and resolution), the rate ρ*μ* it is given, W̄ measured there, and the target
+L* = ρ*μ*W̄ an autoscaler on requests in flight holds.
+
+Layer: planner.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from replicaplan.core import _check
+from replicaplan.core.example import EXAMPLE
+from replicaplan.serving.queueing import littles_law
+from replicaplan.serving.replica import ReplicaModel, simulate_open
+from replicaplan.simulation.capacity import QUOTA, TPOT_SLO_S, TTFT_SLO_S, replica_sweep
+from replicaplan.traffic.loadgen import LengthMix, TraceFile, poisson_arrivals
+
+
+@dataclass(frozen=True)
+class OperatingPoint:
+    """One replica on a log's mix: capacity, the rate it is given, and the target that follows."""
+
+    mu_star: float
+    mu_star_stderr: float | None
+    resolution: float | None
+    target_utilization: float
+    rate: float
+    """ρ*μ*, requests/s one replica is given."""
+    residence_s: float
+    """W̄ measured at ``rate`` in open loop."""
+    concurrency_target: float
+    """L* = ρ*μ*W̄."""
+    mean_prompt: float
+    mean_output: float
+
+
+def operating_point(
+    trace: TraceFile | LengthMix,
+    model: ReplicaModel | None = None,
+    *,
+    target_utilization: float = EXAMPLE.target_utilization,
+    ttft_slo_s: float = TTFT_SLO_S,
+    tpot_slo_s: float = TPOT_SLO_S,
+    quota: float = QUOTA,
+    n_requests: int = 4000,
+    seed: int = 0,
+) -> OperatingPoint:
+    """μ*, ρ*μ*, W̄ and L* of ``model`` on the length mix of ``trace`` (a log, or a mix).
+
+    The sweep's grid spans 10 % to 130 % of the raw rate a full batch completes at the log's
+    mean prompt and answer lengths (``ReplicaModel.raw_capacity_rps``); a grid that does not
+    bracket μ* (promises no load can meet, for instance) is an error that says why.
+    """
+    if isinstance(trace, TraceFile):
+        mix = trace.length_mix()
+        mean_prompt, mean_output = float(trace.prompt.mean()), float(trace.output.mean())
+    elif isinstance(trace, LengthMix):
+        mix = trace
+        mean_prompt, mean_output = mix.mean()
+    else:
+        raise ValueError("trace must be a TraceFile (loadgen.read_trace) or a LengthMix")
+    model = model or ReplicaModel()
+    target_utilization = _check.fraction("target_utilization", target_utilization)
+    raw = model.raw_capacity_rps(mean_output, mean_prompt)
+    grid = np.round(np.linspace(0.1, 1.3, 13) * raw, 4)
+    sweep = replica_sweep(
+        grid,
+        model=model,
+        mix=mix,
+        n_requests=n_requests,
+        quota=quota,
+        ttft_slo_s=ttft_slo_s,
+        tpot_slo_s=tpot_slo_s,
+        seed=seed,
+    )
+    if not sweep.bracketed:
+        low = sweep.points[0].conformance < quota
+        raise ValueError(
+            f"the promises (ttft_slo_s={ttft_slo_s}, tpot_slo_s={tpot_slo_s}, quota={quota}) "
+            + (
+                f"are not met even at {grid[0]} req/s, 10 % of the replica's raw rate: "
+                "no load meets them; loosen the promises or use a faster replica"
+                if low
+                else f"are still met at {grid[-1]} req/s, 130 % of the raw rate: check the model"
+            )
+        )
+    mu_star = sweep.require_mu_star()
+    rate = target_utilization * mu_star
+    rng = np.random.default_rng(seed + 1)
+    prompt, output = mix.sample(n_requests, rng)
+    run = simulate_open(model, poisson_arrivals(rate, n_requests, rng), prompt, output)
+    steady = run.window(n_requests // 10)
+    residence = float(np.mean(steady.end - steady.arrival))
+    return OperatingPoint(
+        mu_star=mu_star,
+        mu_star_stderr=sweep.mu_star_stderr,
+        resolution=sweep.resolution,
+        target_utilization=target_utilization,
+        rate=rate,
+        residence_s=residence,
+        concurrency_target=littles_law(rate, residence),
+        mean_prompt=mean_prompt,
+        mean_output=mean_output,
+    )
