@@ -74,11 +74,11 @@ def test_sweep_reproducible():
 def test_no_rate_meets_the_quota():
     sweep = cap.replica_sweep([20.0, 30.0], n_requests=500)
     assert sweep.mu_star is None
-    with pytest.raises(ValueError, match="μ\\* < 20 req/s: .*widen --rates downwards"):
+    with pytest.raises(ValueError, match="μ\\* < 20 req/s: .*widen the grid of rates downwards"):
         sweep.require_mu_star()
     easy = cap.replica_sweep([1.0, 2.0], n_requests=500)
     assert easy.mu_star is None
-    with pytest.raises(ValueError, match="μ\\* ≥ 2 req/s: .*widen --rates upwards"):
+    with pytest.raises(ValueError, match="μ\\* ≥ 2 req/s: .*widen the grid of rates upwards"):
         easy.require_mu_star()
 
 

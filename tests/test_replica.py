@@ -276,3 +276,20 @@ def test_fit_recovers_a_known_server():
 def test_fit_bad_measurements(tpot, ttft, name):
     with pytest.raises(ValueError, match=name):
         ReplicaModel.fit("llama-3-8b", tpot=tpot, ttft=ttft)
+
+
+def test_hardware_from_text_by_name_or_spelled_out():
+    """The catalogue parses its own specs; errors name the kind and key, not a CLI option."""
+    from replicaplan.serving.replica import GPUS, from_text
+
+    assert from_text("gpu", "a100-80gb") is GPUS["a100-80gb"]
+    spelled = from_text("gpu", "memory_bytes=80e9,bandwidth=2e12,flops=3e14,link_bandwidth=3e11")
+    assert (spelled.memory_bytes, spelled.bandwidth, spelled.flops) == (80e9, 2e12, 3e14)
+    for text, match in [
+        ("a100", "^gpu: unknown name 'a100'"),
+        ("memory_bytes=-1", "^gpu: memory_bytes must be > 0"),
+        ("memory_bytes=80e9,bandwidth=x", "^gpu: bandwidth must be a number"),
+        ("speed=1", "^gpu: unknown key 'speed'"),
+    ]:
+        with pytest.raises(ValueError, match=match):
+            from_text("gpu", text)

@@ -101,7 +101,8 @@ def _capacity(args: argparse.Namespace) -> str:
             f"{len(sweep.probes)} probes) ± {sweep.mu_star_stderr:.3f} (1 standard error)"
         )
     else:
-        lines.append(f"no mu* in this range: {sweep.not_bracketed_reason()}")
+        reason = sweep.not_bracketed_reason().replace("the grid of rates", "--rates")
+        lines.append(f"no mu* in this range: {reason}")
     if closed_form is not None:
         lines.append(f"closed form mu - ln(1/(1 - q))/tau = {closed_form:.3f} req/s")
     return "\n".join(lines), status
@@ -195,54 +196,29 @@ def _roofline(args: argparse.Namespace) -> str:
     )
 
 
-def _named_or_spec(kind: str, text: str, names: dict, cls, fields: dict):
-    """A GPU or model shape by name (``names``), or spelled key=value,key=value (``fields``
-    maps each key to its type; the keys without a default are required)."""
-    if "=" not in text:
-        if text not in names:
-            raise ValueError(
-                f"--{kind}: unknown name {text!r}; known: {', '.join(sorted(names))}, "
-                f"or key=value pairs ({', '.join(fields)})"
-            )
-        return names[text]
-    values = {}
-    for part in text.split(","):
-        key, _, value = part.partition("=")
-        key = key.strip()
-        if key not in fields:
-            raise ValueError(f"--{kind}: unknown key {key!r}; allowed: {', '.join(fields)}")
-        try:
-            values[key] = fields[key](float(value))
-        except ValueError:
-            raise ValueError(f"--{kind}: {key} must be a number, got {value!r}") from None
-        if not values[key] > 0:
-            raise ValueError(f"--{kind}: {key} must be > 0, got {value}")
-    return cls(name=f"{kind} {text}", **values)
+def _hardware(kind: str, text: str):
+    """``replica.from_text``, its errors named by the option (``--gpu: …``)."""
+    from replicaplan.serving.replica import from_text
+
+    try:
+        return from_text(kind, text)
+    except ValueError as err:
+        raise ValueError(f"--{err}") from None
 
 
 def _replica(args: argparse.Namespace):
     """The replica the plan sizes: the running example, a datasheet, or a fit to measurements."""
-    from replicaplan.serving.replica import GPU, GPUS, MODELS, ModelShape, ReplicaModel
+    from replicaplan.serving.replica import ReplicaModel
 
-    shape_fields = {
-        "params": float,
-        "layers": int,
-        "kv_heads": int,
-        "head_dim": int,
-        "hidden": int,
-        "bytes_per_param": float,
-        "bytes_per_kv_value": float,
-    }
-    gpu_fields = dict.fromkeys(("memory_bytes", "bandwidth", "flops", "link_bandwidth"), float)
     fitting = bool(args.tpot_point or args.ttft_point)
     if not (args.model or args.gpu or fitting):
         return ReplicaModel()
     if not args.model:
         raise ValueError("--model is required with --gpu, --tpot-point or --ttft-point")
-    shape = _named_or_spec("model", args.model, MODELS, ModelShape, shape_fields)
+    shape = _hardware("model", args.model)
     if not (args.gpu or fitting):
         raise ValueError("--gpu is required with --model (or measured --tpot/--ttft-point)")
-    card = _named_or_spec("gpu", args.gpu, GPUS, GPU, gpu_fields) if args.gpu else None
+    card = _hardware("gpu", args.gpu) if args.gpu else None
     sheet = card and ReplicaModel.from_hardware(shape, card, gpus=args.gpus, batch=args.batch)
     if not fitting:
         return sheet
@@ -271,23 +247,9 @@ def _progress(share: float) -> None:
         print(file=sys.stderr)
 
 
-def _write_whole(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` whole or not at all: a temporary file beside it, renamed."""
-    import os
-    import tempfile
-
-    fd, tmp = tempfile.mkstemp(dir=path.resolve().parent, prefix=f".{path.name}-")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 def _plan(args: argparse.Namespace) -> str:
     from replicaplan.autoscalers.manifest import check_names, to_yaml
+    from replicaplan.faces.files import write_whole
     from replicaplan.faces.plan_report import check_report_dir, summary, text, write_report
     from replicaplan.planner.plan import plan
     from replicaplan.traffic.loadgen import read_rate_series, read_trace
@@ -331,10 +293,10 @@ def _plan(args: argparse.Namespace) -> str:
     # everything is computed; only now is anything written
     written = []
     if args.manifest:
-        _write_whole(Path(args.manifest), to_yaml(p.hpa))
+        write_whole(args.manifest, to_yaml(p.hpa))
         written.append(args.manifest)
     if args.keda:
-        _write_whole(Path(args.keda), to_yaml(p.keda))
+        write_whole(args.keda, to_yaml(p.keda))
         written.append(args.keda)
     if args.report:
         write_report(p, args.report, fmt=args.report_format, log=source.name)

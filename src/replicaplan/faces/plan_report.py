@@ -10,15 +10,13 @@ from __future__ import annotations
 
 import html
 import math
-import os
-import shutil
-import tempfile
 from pathlib import Path
 
 import numpy as np
 
 from replicaplan.autoscalers.manifest import to_yaml
-from replicaplan.faces.report import clock
+from replicaplan.faces.files import staged_directory
+from replicaplan.faces.report import Table, clock
 from replicaplan.planner.plan import SENSITIVITY_STARTUPS, Plan, startup_sensitivity
 
 
@@ -71,30 +69,29 @@ def _stderr(p: Plan) -> str:
     return f" (± {err:.2f})" if err is not None and math.isfinite(err) else ""
 
 
-def _policy_rows(p: Plan) -> list[list[str]]:
-    return [
-        [
-            r.policy.name,
-            f"{r.result.paid_hours:.1f}",
-            f"{r.result.uncovered_minutes}",
-            f"{r.result.queued_minutes}",
-            f"{100 * r.result.excess_fraction:.3f}%",
-            f"{100 * r.result.utilization:.0f}%",
-            f"{r.priced.per_million:.3f}",
-        ]
-        for r in p.rows
-    ]
+POLICY_LEGEND = (
+    "replica-hours paid; minutes short of capacity and with a backlog; requests beyond "
+    "capacity; use of the ready replicas; price per million output tokens"
+)
 
 
-POLICY_HEADER = [
-    "policy",
-    "replica-hours",
-    "uncovered min",
-    "queued min",
-    "requests beyond capacity",
-    "use",
-    "per million output tokens",
-]
+def policy_table(p: Plan) -> Table:
+    """The plan's policies as one table, for the terminal, the Markdown and the HTML report."""
+    return Table(
+        ("policy", "hours", "short", "queued", "beyond", "use", "per M tokens"),
+        tuple(
+            (
+                r.policy.name,
+                f"{r.result.paid_hours:,.1f}",
+                f"{r.result.uncovered_minutes}",
+                f"{r.result.queued_minutes}",
+                f"{100 * r.result.excess_fraction:.3f}%",
+                f"{100 * r.result.utilization:.0f}%",
+                f"{r.priced.per_million:.3f}",
+            )
+            for r in p.rows
+        ),
+    )
 
 
 def _schedule_lines(p: Plan) -> list[str]:
@@ -112,7 +109,6 @@ def _schedule_lines(p: Plan) -> list[str]:
 def text(p: Plan, *, log: str = "") -> str:
     """What ``replicaplan plan`` prints on a terminal."""
     op, run = p.point, p.hpa_run
-    width = max(len(r.policy.name) for r in p.rows)
     lines = [
         f"{log + ': ' if log else ''}{p.rate.size} minutes, mean {p.rate.mean():.2f} req/s, "
         f"busiest minute {p.rate.max():.2f} req/s",
@@ -125,17 +121,8 @@ def text(p: Plan, *, log: str = "") -> str:
         "",
         f"the traffic replayed ({p.startup_min} min start-up, {p.price_per_hour:g} per "
         "replica-hour):",
-        f"  {'policy':<{width}} {'hours':>8} {'short':>6} {'queued':>6} {'beyond':>7} "
-        f"{'use':>4} {'per M tokens':>12}",
-        *(
-            f"  {r.policy.name:<{width}} {r.result.paid_hours:8.1f} "
-            f"{r.result.uncovered_minutes:6d} {r.result.queued_minutes:6d} "
-            f"{100 * r.result.excess_fraction:6.2f}% {100 * r.result.utilization:3.0f}% "
-            f"{r.priced.per_million:12.3f}"
-            for r in p.rows
-        ),
-        "  (hours paid; minutes short of capacity and with a backlog; requests beyond capacity; "
-        "use of the ready replicas; price per million output tokens)",
+        policy_table(p).text(indent="  "),
+        f"  ({POLICY_LEGEND})",
         f"recommended: {p.recommended.policy.name} ({p.why})",
         f"the HPA below, replayed second by second: {run.paid_hours:.1f} h, "
         f"{run.queued_seconds} s with requests waiting, {run.scale_changes} changes of size, "
@@ -172,15 +159,17 @@ def _blocks(p: Plan, log: str, sens) -> list[tuple]:
         ("h2", "One replica"),
         (
             "table",
-            ["quantity", "value"],
-            [
-                ["capacity within the promises, μ*", f"{op.mu_star:.2f} req/s{_stderr(p)}"],
-                ["target utilization, ρ*", f"{op.target_utilization:g}"],
-                ["rate given to each replica, ρ*μ*", f"{op.rate:.2f} req/s"],
-                ["mean time in the replica there, W̄", f"{op.residence_s:.2f} s"],
-                ["concurrency target, L* = ρ*μ*W̄", f"{op.concurrency_target:.1f}"],
-                ["replicas (quietest minute … max)", f"{p.min_replicas} … {p.max_replicas}"],
-            ],
+            Table(
+                ("quantity", "value"),
+                (
+                    ("capacity within the promises, μ*", f"{op.mu_star:.2f} req/s{_stderr(p)}"),
+                    ("target utilization, ρ*", f"{op.target_utilization:g}"),
+                    ("rate given to each replica, ρ*μ*", f"{op.rate:.2f} req/s"),
+                    ("mean time in the replica there, W̄", f"{op.residence_s:.2f} s"),
+                    ("concurrency target, L* = ρ*μ*W̄", f"{op.concurrency_target:.1f}"),
+                    ("replicas (quietest minute … max)", f"{p.min_replicas} … {p.max_replicas}"),
+                ),
+            ),
         ),
         ("h2", "The policies over this traffic"),
         (
@@ -188,7 +177,8 @@ def _blocks(p: Plan, log: str, sens) -> list[tuple]:
             f"Start-up {p.startup_min} min, price {p.price_per_hour:g} per replica-hour. "
             f"Recommended: **{p.recommended.policy.name}**, {p.why}.",
         ),
-        ("table", POLICY_HEADER, _policy_rows(p)),
+        ("table", policy_table(p)),
+        ("p", f"Columns: {POLICY_LEGEND}."),
         ("img", "fleet.png", "Arrivals and each policy's ready capacity, minute by minute."),
         ("p", _startup_sentence(sens)),
         (
@@ -265,10 +255,7 @@ def _markdown(blocks) -> str:
         elif kind == "img":
             out.append(f"![{rest[1]}]({rest[0]})")
         elif kind == "table":
-            header, rows = rest
-            lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-            lines += ["| " + " | ".join(r) + " |" for r in rows]
-            out.append("\n".join(lines))
+            out.append(rest[0].markdown())
     return "\n\n".join(out) + "\n"
 
 
@@ -290,12 +277,7 @@ def _html(blocks) -> str:
             body.append(f'<figure><img src="{src}" alt="{alt}"><figcaption>{alt}</figcaption>')
             body[-1] += "</figure>"
         elif kind == "table":
-            header, rows = rest
-            head = "".join(f"<th>{inline(h)}</th>" for h in header)
-            cells = "".join(
-                "<tr>" + "".join(f"<td>{inline(c)}</td>" for c in r) + "</tr>" for r in rows
-            )
-            body.append(f"<table><thead><tr>{head}</tr></thead><tbody>{cells}</tbody></table>")
+            body.append(rest[0].html(inline))
     style = (
         "body{font-family:sans-serif;max-width:60rem;margin:auto;padding:1rem}"
         "table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:.2rem .5rem}"
@@ -334,8 +316,7 @@ def write_report(p: Plan, directory, *, fmt: str = "md", log: str = "") -> Path:
     if fmt not in ("md", "html"):
         raise ValueError(f"fmt must be 'md' or 'html', got {fmt!r}")
     target = check_report_dir(directory)
-    tmp = Path(tempfile.mkdtemp(dir=target.resolve().parent, prefix=f".{target.name}-"))
-    try:
+    with staged_directory(target) as tmp:
         fig = plot_plan(p.rows, p.hpa_run, start_s=p.start_s)
         fig.savefig(tmp / "fleet.png", dpi=120)
         plt.close(fig)
@@ -350,10 +331,4 @@ def write_report(p: Plan, directory, *, fmt: str = "md", log: str = "") -> Path:
             (tmp / "report.md").write_text(_markdown(blocks), encoding="utf-8")
         else:
             (tmp / "index.html").write_text(_html(blocks), encoding="utf-8")
-        if target.exists():
-            target.rmdir()  # empty, checked above
-        os.replace(tmp, target)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
     return target

@@ -5,6 +5,9 @@ The models return numbers; this module alone turns them into text.
 
 from __future__ import annotations
 
+import html
+from dataclasses import dataclass
+
 from replicaplan.simulation.day import DayPolicy, DayResult, event_requests
 
 
@@ -19,14 +22,20 @@ def clock(minute: int) -> str:
 
 def policy_table_text(rows: list[tuple[DayPolicy, DayResult]]) -> str:
     """The table with the source's columns and digits: hours, uncovered, queued, excess, use."""
-    width = max(27, *(len(p.name) + 1 for p, _ in rows))
-    lines = [f"{'policy':<{width}}{'hours':>7}{'uncov.':>7}{'queued':>8}{'excess':>8}{'use':>7}"]
-    for p, r in rows:
-        lines.append(
-            f"{p.name:<{width}}{r.paid_hours:7.1f}{r.uncovered_minutes:7d}"
-            f"{r.queued_minutes:8d}{r.excess_fraction:8.2%}{r.utilization:7.1%}"
-        )
-    return "\n".join(lines)
+    return Table(
+        ("policy", "hours", "uncov.", "queued", "excess", "use"),
+        tuple(
+            (
+                p.name,
+                f"{r.paid_hours:.1f}",
+                f"{r.uncovered_minutes:d}",
+                f"{r.queued_minutes:d}",
+                f"{r.excess_fraction:.2%}",
+                f"{r.utilization:.1%}",
+            )
+            for p, r in rows
+        ),
+    ).text()
 
 
 def event_request_line(rate=None, *, event_start_min: int = 21 * 60, **kwargs) -> str:
@@ -36,3 +45,44 @@ def event_request_line(rate=None, *, event_start_min: int = 21 * 60, **kwargs) -
         f"replicas requested: {before} at {clock(event_start_min - 1)}, "
         f"{at} at {clock(event_start_min)}"
     )
+
+
+# ------------------------------------------------------------------ one table, three renderings
+
+
+@dataclass(frozen=True)
+class Table:
+    """A table of already formatted cells, rendered the same way on a terminal, in Markdown and
+    in HTML: one model for every table the package prints, so the three never disagree on a
+    digit. The first column is left-aligned text; the others are right-aligned on a terminal."""
+
+    header: tuple[str, ...]
+    rows: tuple[tuple[str, ...], ...]
+
+    def __post_init__(self):
+        for row in self.rows:
+            if len(row) != len(self.header):
+                raise ValueError(f"a row has {len(row)} cells for {len(self.header)} columns")
+
+    def text(self, indent: str = "") -> str:
+        widths = [max(len(c) for c in col) for col in zip(self.header, *self.rows, strict=True)]
+        lines = []
+        for row in (self.header, *self.rows):
+            first, *rest = row
+            cells = [first.ljust(widths[0])] + [
+                c.rjust(w) for c, w in zip(rest, widths[1:], strict=True)
+            ]
+            lines.append(indent + "  ".join(cells).rstrip())
+        return "\n".join(lines)
+
+    def markdown(self) -> str:
+        lines = ["| " + " | ".join(self.header) + " |", "|" + "---|" * len(self.header)]
+        lines += ["| " + " | ".join(r) + " |" for r in self.rows]
+        return "\n".join(lines)
+
+    def html(self, inline=html.escape) -> str:
+        head = "".join(f"<th>{inline(h)}</th>" for h in self.header)
+        cells = "".join(
+            "<tr>" + "".join(f"<td>{inline(c)}</td>" for c in r) + "</tr>" for r in self.rows
+        )
+        return f"<table><thead><tr>{head}</tr></thead><tbody>{cells}</tbody></table>"

@@ -125,6 +125,56 @@ GPUS = {
 # The running example: the source's 8 B model decodes 64 sequences of 2,000 tokens of context in
 # 25 ms a step (40 tokens/s each). On its 3 TB/s GPU that is the bandwidth efficiency (MBU)
 # below; its prefill reaches half of the peak FLOP/s.
+_SPEC_FIELDS = {
+    "model": {
+        "params": float,
+        "layers": int,
+        "kv_heads": int,
+        "head_dim": int,
+        "hidden": int,
+        "bytes_per_param": float,
+        "bytes_per_kv_value": float,
+    },
+    "gpu": dict.fromkeys(("memory_bytes", "bandwidth", "flops", "link_bandwidth"), float),
+}
+
+
+def from_text(kind: str, text: str):
+    """A model shape (``kind`` "model") or a GPU ("gpu") by its catalogue name, or spelled out
+    as key=value,key=value (the dataclass's fields; those without a default are required).
+    Errors name the kind and the key: ``gpu: bandwidth must be a number, got 'x'``."""
+    if kind not in _SPEC_FIELDS:
+        raise ValueError(f"kind must be 'model' or 'gpu', got {kind!r}")
+    names, cls, fields = (
+        (MODELS, ModelShape, _SPEC_FIELDS["model"])
+        if kind == "model"
+        else (GPUS, GPU, _SPEC_FIELDS["gpu"])
+    )
+    if "=" not in text:
+        if text not in names:
+            raise ValueError(
+                f"{kind}: unknown name {text!r}; known: {', '.join(sorted(names))}, "
+                f"or key=value pairs ({', '.join(fields)})"
+            )
+        return names[text]
+    values = {}
+    for part in text.split(","):
+        key, _, value = part.partition("=")
+        key = key.strip()
+        if key not in fields:
+            raise ValueError(f"{kind}: unknown key {key!r}; allowed: {', '.join(fields)}")
+        try:
+            values[key] = fields[key](float(value))
+        except ValueError:
+            raise ValueError(f"{kind}: {key} must be a number, got {value!r}") from None
+        if not values[key] > 0:
+            raise ValueError(f"{kind}: {key} must be > 0, got {value}")
+    try:
+        return cls(name=f"{kind} {text}", **values)
+    except TypeError as err:  # a required field left out
+        raise ValueError(f"{kind}: {err}") from None
+
+
 _EXAMPLE_MBU = roofline.mbu(
     EXAMPLE.weight_bytes,
     EXAMPLE.batch * EXAMPLE.context_tokens * MODELS["example-8b"].kv_bytes_per_token,

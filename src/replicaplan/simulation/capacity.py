@@ -103,12 +103,12 @@ class Sweep:
         if last.conformance >= self.quota:
             return (
                 f"μ* ≥ {last.rate:g} req/s: conformance is still {last.conformance:.3f} ≥ "
-                f"{self.quota:g} at the top of the range; widen --rates upwards"
+                f"{self.quota:g} at the top of the range; widen the grid of rates upwards"
             )
         if first.conformance < self.quota:
             return (
                 f"μ* < {first.rate:g} req/s: conformance is already {first.conformance:.3f} < "
-                f"{self.quota:g} at the bottom of the range; widen --rates downwards "
+                f"{self.quota:g} at the bottom of the range; widen the grid of rates downwards "
                 "(or the promises cannot be met at any rate)"
             )
         return None
