@@ -264,3 +264,43 @@ def test_bad_rate_series(tmp_path, text, match):
     with pytest.raises(ValueError, match=match) as err:
         lg.read_rate_series(f)
     assert "rates.csv" in str(err.value)
+
+
+@pytest.mark.parametrize(
+    "rows",
+    [
+        # date-times with fractions of every length, padding, and a zero-token answer
+        [
+            " 2024-03-04 00:00:00.5 ,10,3",
+            "2024-03-04 00:00:01,20,0",
+            "2024-03-04T00:00:01.123456,30,4",
+            "2024-03-04 00:00:02.1234567,40,5",
+            "2024-03-04 23:59:59.999999,1,1",
+        ],
+        # seconds, in every spelling a float takes
+        ["0,10,3", "0.25,20,1", "1e1,5,5", "  12.5 ,7,2", "1.3e+01,1,1"],
+    ],
+)
+def test_the_fast_reader_gives_the_chunked_readers_arrays_bit_for_bit(tmp_path, monkeypatch, rows):
+    """pyarrow's whole-file read and the chunked csv reader agree exactly, or pyarrow declines
+    (an odd stamp) and the chunked reader decides."""
+    f = tmp_path / "log.csv"
+    f.write_text("TIMESTAMP,ContextTokens,GeneratedTokens\n" + "\n".join(rows) + "\n")
+    fast = lg.read_trace(f)
+    monkeypatch.setattr(lg, "_read_with_arrow", lambda path: None)
+    slow = lg.read_trace(f)
+    for name in ("arrival", "prompt", "output"):
+        a, b = getattr(fast, name), getattr(slow, name)
+        assert a.dtype == b.dtype and np.array_equal(a, b), name
+    assert fast.start == slow.start
+
+
+def test_the_fast_reader_declines_what_is_not_clean(tmp_path):
+    """Every kind of bad row makes the fast path step aside (then the chunked reader names it)."""
+    header = "TIMESTAMP,ContextTokens,GeneratedTokens\n"
+    for body in ("5,20,3\n4,20,3\n", "5,20,-3\n", "5,x,3\n", "5,20\n", "nan,1,1\n", ""):
+        f = tmp_path / "bad.csv"
+        f.write_text(header + body)
+        assert lg._read_with_arrow(f) is None, body
+    f.write_text("TIMESTAMP,ContextTokens\n5,20\n")
+    assert lg._read_with_arrow(f) is None

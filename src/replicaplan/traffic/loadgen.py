@@ -283,6 +283,11 @@ def read_trace(path, *, progress=None) -> TraceFile:
     each chunk with the share of the file read (0 to 1).
     """
     path = Path(path)
+    fast = _read_with_arrow(path)
+    if fast is not None:
+        if progress is not None:
+            progress(1.0)
+        return fast
     size = max(path.stat().st_size, 1)
     times, prompts, outputs = [], [], []
     first_row = 2  # row 1 is the header
@@ -315,6 +320,58 @@ def read_trace(path, *, progress=None) -> TraceFile:
         np.concatenate(prompts),
         np.maximum(np.concatenate(outputs), 1),  # a zero-token answer counts as one
         start=float(t[0]) if _dated(first_stamp) else 0.0,
+    )
+
+
+def _read_with_arrow(path: Path) -> TraceFile | None:
+    """The whole log read by pyarrow's multi-threaded CSV reader, when every row is clean.
+
+    The columns are parsed by pyarrow (lengths) and by the same numpy conversion as the chunked
+    reader (timestamps), so a clean log gives the same arrays bit for bit (tested). Anything
+    short of clean (a missing column, an unreadable value, a negative length, a row out of
+    order) returns None, and the chunked reader then finds the row and says what is wrong.
+    """
+    try:
+        import pyarrow as pa
+        from pyarrow import csv as pacsv
+    except ImportError:  # pragma: no cover - pyarrow is pinned in requirements.txt
+        return None
+    stamp, prompt, output = TRACE_COLUMNS
+    try:
+        table = pacsv.read_csv(
+            path,
+            convert_options=pacsv.ConvertOptions(
+                include_columns=list(TRACE_COLUMNS),
+                column_types={stamp: pa.string(), prompt: pa.int64(), output: pa.int64()},
+                strings_can_be_null=False,
+            ),
+        )
+    except (pa.ArrowException, OSError, ValueError):
+        return None
+    if table.num_rows == 0 or any(table.column(c).null_count for c in TRACE_COLUMNS):
+        return None
+    import pyarrow.compute as pc
+
+    p = table.column(prompt).to_numpy()
+    o = table.column(output).to_numpy()
+    column = pc.utf8_trim_whitespace(table.column(stamp))
+    del table
+    dated = _dated(column[0].as_py())
+    try:
+        if dated:  # ISO date-times to microseconds since the epoch; anything odd is refused
+            micro = pc.cast(column, pa.timestamp("us")).cast(pa.int64()).to_numpy()
+            t = micro / 1e6
+        else:
+            t = pc.cast(column, pa.float64()).to_numpy()
+    except (pa.ArrowException, ValueError):
+        return None
+    if np.any(p < 0) or np.any(o < 0) or np.any(np.diff(t) < 0) or not np.all(np.isfinite(t)):
+        return None
+    return TraceFile(
+        t - t[0],
+        p,
+        np.maximum(o, 1),  # a zero-token answer counts as one
+        start=float(t[0]) if dated else 0.0,
     )
 
 
@@ -385,7 +442,7 @@ def _first_bad_row(path, rows, cols, width, first_row) -> None:
 def _seconds_array(stamps: list[str]) -> np.ndarray:
     """Seconds (numbers, or ISO date-times as seconds since the epoch, UTC) of ``stamps``."""
     if _dated(stamps[0]):
-        dates = np.array([s.strip() for s in stamps], dtype="datetime64[us]")
+        dates = np.array(np.char.strip(np.asarray(stamps, dtype=str)), dtype="datetime64[us]")
         if np.isnat(dates).any():
             raise ValueError("a date-time is missing")
         return dates.astype(np.int64) / 1e6
