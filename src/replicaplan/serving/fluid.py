@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from replicaplan.core import _check
+from replicaplan.core import _check, portable
 from replicaplan.core.example import EXAMPLE
 from replicaplan.serving.replica import ReplicaModel
 
@@ -49,7 +49,7 @@ def gpu_utilization(in_flight, busy_requests: float = 1.0):
     """
     k = _check.positive("busy_requests", busy_requests)
     if np.ndim(in_flight):
-        return 1.0 - np.exp(-np.asarray(in_flight, dtype=float) / k)
+        return 1.0 - portable.exp(-np.asarray(in_flight, dtype=float) / k)
     return 1.0 - math.exp(-float(in_flight) / k)
 
 

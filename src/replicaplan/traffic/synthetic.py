@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from replicaplan.core import _check
+from replicaplan.core import _check, portable
 from replicaplan.core.example import EXAMPLE
 
 MINUTES_PER_DAY = 1440
@@ -59,6 +59,6 @@ def noisy_days(days: int, *, noise: float, seed: int = 0, **traffic) -> np.ndarr
         shift = noise * 60 * rng.standard_normal()
         x = (minute - 14 * 60 - shift) / 300
         hump = np.clip(1 - x**2, 0, None) ** 2
-        jitter = np.exp(noise * rng.standard_normal(MINUTES_PER_DAY) / 2)
+        jitter = portable.exp(noise * rng.standard_normal(MINUTES_PER_DAY) / 2)
         out[d] = (night + (peak - night) * height * hump) * jitter
     return out
