@@ -1,12 +1,14 @@
 """A plain simpy model of the continuous-batching replica, written step by step.
 
 It shares nothing with ``replicaplan.serving.replica`` but the timing functions of ``ReplicaModel``
-(a decode step of b sequences holding C tokens, a prefill pass over P tokens): the queue, the
-batched prefill under the token budget, the cache limit, preemption and the per-token decode
-loop are written here again, in the most literal way, one simpy timeout per pass. Fed the same
-random draws, it must give the same per-request times as the event-jumping simulator.
+(a step of b sequences holding C tokens and prefilling P, a prefill pass over P tokens) and its
+parameters: the queue, the prompt chunks or the batched prefill under the token budget, the cache
+limit with its watermark, preemption and the per-token decode loop are written here again, in the
+most literal way, one simpy timeout per step. Fed the same random draws, it must give the same
+per-request times as the event-jumping simulator, in both scheduling modes.
 """
 
+import math
 from collections import deque
 
 import numpy as np
@@ -26,6 +28,7 @@ class _Request:
         "finished",
         "preempted",
         "rejected",
+        "left",
     )
 
     def __init__(self, index, arrival, prompt, output, user=None):
@@ -36,6 +39,7 @@ class _Request:
         self.finished = None
         self.preempted = 0
         self.rejected = False
+        self.left = 0  # prompt tokens still to compute (chunked prefill)
 
 
 class SimpyReplica:
@@ -48,7 +52,10 @@ class SimpyReplica:
 
     def submit(self, request):
         self.requests.append(request)
-        if request.prompt + request.output > self.model.kv_capacity_tokens:
+        room = self.model.kv_capacity_tokens - int(
+            self.model.watermark * self.model.kv_capacity_tokens
+        )
+        if request.prompt + request.output > room:
             request.rejected = True  # could never fit the cache
             request.first = request.end = self.env.now
             self.rejected += 1
@@ -60,8 +67,12 @@ class SimpyReplica:
             self.wakeup.succeed()
 
     def engine(self, total):
+        if self.model.chunked_prefill:
+            yield from self.chunked_engine(total)
+            return
         env, model, B = self.env, self.model, self.model.batch
         K, budget = model.kv_capacity_tokens, model.token_budget
+        room = K - int(model.watermark * K)
         running, completed, cached = [], 0, 0
 
         def complete(r):
@@ -78,18 +89,20 @@ class SimpyReplica:
                 yield self.wakeup
                 continue
             # a prefill pass over the waiting prompts that fit the budget, the batch and the cache
-            taken, tokens = [], 0
+            taken, tokens, work = [], 0, 0
             while self.queue and len(running) + len(taken) < B:
                 r = self.queue[0]
                 need = r.prompt + r.done_tokens
-                if taken and tokens + need > budget:
+                compute = max(need - math.floor(model.prefix_hit * r.prompt), 1)
+                if taken and work + compute > budget:
                     break
-                if cached + tokens + len(taken) + need + 1 > K:
+                if cached + tokens + len(taken) + need + 1 > room:
                     break
                 taken.append(self.queue.popleft())
                 tokens += need
+                work += compute
             if taken:
-                yield env.timeout(float(model.prefill_pass_s(tokens)))
+                yield env.timeout(float(model.prefill_pass_s(work)))
                 cached += tokens
                 for r in taken:
                     r.done_tokens += 1
@@ -117,6 +130,71 @@ class SimpyReplica:
                 else:
                     still.append(r)
             running = still
+
+    def chunked_engine(self, total):
+        """One simpy timeout per step: every decode one token, then prompt chunks in the budget."""
+        env, model, B = self.env, self.model, self.model.batch
+        K, budget = model.kv_capacity_tokens, model.token_budget
+        room = K - int(model.watermark * K)
+        admitted, completed, cached = [], 0, 0  # admitted: in admission order
+
+        def complete(r):
+            nonlocal completed, cached
+            r.end = env.now
+            cached -= r.prompt + r.done_tokens
+            admitted.remove(r)
+            completed += 1
+            if r.finished is not None:
+                r.finished.succeed()
+
+        while completed + self.rejected < total:
+            if not admitted and not self.queue:
+                self.wakeup = env.event()
+                yield self.wakeup
+                continue
+            decoding = [r for r in admitted if r.left == 0]
+            while cached + len(decoding) > K:  # the decodes must fit: preempt the newest
+                r = admitted.pop()
+                cached -= r.prompt + r.done_tokens
+                if r.left == 0:
+                    decoding.remove(r)
+                r.left = 0
+                r.preempted += 1
+                self.queue.appendleft(r)
+            budget_left = budget - len(decoding)
+            chunks = []
+            for r in admitted:
+                if r.left > 0 and budget_left > 0:
+                    take = min(r.left, budget_left)
+                    chunks.append((r, take))
+                    budget_left -= take
+            while budget_left > 0 and self.queue and len(admitted) < B:
+                r = self.queue[0]
+                need = r.prompt + r.done_tokens
+                if cached + len(decoding) + need + 1 > room:
+                    break
+                self.queue.popleft()
+                cached += need
+                r.left = max(need - math.floor(model.prefix_hit * r.prompt), 1)
+                admitted.append(r)
+                take = min(r.left, budget_left)
+                chunks.append((r, take))
+                budget_left -= take
+            prefill = sum(take for _, take in chunks)
+            yield env.timeout(float(model.step_s(len(decoding), cached, prefill)))
+            for r in decoding:  # one token for each decoding sequence
+                r.done_tokens += 1
+                cached += 1
+            for r, take in chunks:  # a prompt whose last chunk ran samples its next token
+                r.left -= take
+                if r.left == 0:
+                    r.done_tokens += 1
+                    cached += 1
+                    if r.first is None:
+                        r.first = env.now
+            for r in decoding + [r for r, _ in chunks]:
+                if r.left == 0 and r.done_tokens >= r.output:
+                    complete(r)
 
 
 def _result(replica):

@@ -263,9 +263,16 @@ def test_the_hpa_on_steady_traffic_settles_between_mu_star_and_the_target(lam):
     assert lam / point.mu_star <= n <= math.ceil(lam / point.rate) + 1
 
 
+# on the vendored week, the start-up at which chasing leaves a minute short and the schedule
+# learned from earlier days does not (16 min: chase covers every minute; 20: both fall short)
+SCHEDULE_WINS_STARTUP_MIN = 18
+
+
 @pytest.fixture(scope="module")
 def scheduled_week():
-    return plan.plan(lg.read_rate_series(WEEK), startup_min=15, n_requests=2000)
+    return plan.plan(
+        lg.read_rate_series(WEEK), startup_min=SCHEDULE_WINS_STARTUP_MIN, n_requests=2000
+    )
 
 
 def test_the_keda_object_read_back_reproduces_its_replay_and_holds_its_minimums(
@@ -276,7 +283,9 @@ def test_the_keda_object_read_back_reproduces_its_replay_and_holds_its_minimums(
     f = tmp_path / "keda.yaml"
     f.write_text(manifest.to_yaml(p.keda))
     fluid = plan.fluid_replica(ReplicaModel(), p.point)
-    replay = plan.keda_replay(p.rate, f.read_text(), fluid, startup_min=15, start_s=p.start_s)
+    replay = plan.keda_replay(
+        p.rate, f.read_text(), fluid, startup_min=SCHEDULE_WINS_STARTUP_MIN, start_s=p.start_s
+    )
     windows = manifest.schedule_from_scaled_object(yaml.safe_load(f.read_text()))
     assert windows and all(n <= p.max_replicas for _, _, n in windows)
     for start, _end, n in windows:  # two minutes into each window the fleet pays for n or more

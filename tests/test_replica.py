@@ -25,14 +25,18 @@ def test_calibration_of_the_running_example():
     assert built == m
 
 
+MODES = {"chunked": True, "separate passes": False}
+
+
+@pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("rate, batch", [(3.0, 64), (7.5, 64), (9.0, 64), (2.0, 4), (40.0, 1)])
-def test_open_loop_matches_simpy(rate, batch):
+def test_open_loop_matches_simpy(rate, batch, mode):
     rng = np.random.default_rng(11)
     n = 300
     arrival = poisson_arrivals(rate, n, rng)
     prompt, output = AZURE_CONVERSATION.sample(n, rng)
     output = np.minimum(output, 120)  # keep the simpy run short
-    model = ReplicaModel(batch=batch)
+    model = ReplicaModel(batch=batch, chunked_prefill=MODES[mode])
     fast = simulate_open(model, arrival, prompt, output)
     a, first, end, preempted = simpy_open(model, arrival, prompt, output)
     np.testing.assert_allclose(fast.arrival, a, rtol=1e-12)
@@ -46,34 +50,38 @@ SERVERS = {
     "tight cache": dict(kv_capacity_tokens=6000, batch=16),
     "small budget": dict(token_budget=600, step_floor_s=0.004, prefill_floor_s=0.01),
     "two gpus": dict(comm_fixed_s=0.0016, comm_per_sequence_s=2e-5, batch=32),
+    "prefix cache": dict(prefix_hit=0.6, token_budget=256),
+    "no watermark": dict(kv_capacity_tokens=6000, batch=16, watermark=0.0),
 }
 
 
+@pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("server", SERVERS)
-def test_engine_rules_match_simpy(server):
+def test_engine_rules_match_simpy(server, mode):
     rng = np.random.default_rng(21)
     n = 250
     arrival = poisson_arrivals(6.0, n, rng)
     prompt, output = AZURE_CONVERSATION.sample(n, rng)
     output = np.minimum(output, 150)
-    model = ReplicaModel(**SERVERS[server])
+    model = ReplicaModel(**SERVERS[server], chunked_prefill=MODES[mode])
     fast = simulate_open(model, arrival, prompt, output)
     a, first, end, preempted = simpy_open(model, arrival, prompt, output)
     np.testing.assert_allclose(fast.first_token, first, rtol=1e-9)
     np.testing.assert_allclose(fast.end, end, rtol=1e-9)
     np.testing.assert_array_equal(fast.preemptions, preempted)
-    if server == "tight cache":
+    if server in ("tight cache", "no watermark"):
         assert fast.preemptions.sum() > 0  # the case exercises preemption
 
 
-def test_closed_loop_matches_simpy():
+@pytest.mark.parametrize("mode", MODES)
+def test_closed_loop_matches_simpy(mode):
     rng = np.random.default_rng(5)
     n, users = 400, 12
     prompt, output = AZURE_CONVERSATION.sample(n, rng)
     output = np.minimum(output, 100)
     think = think_times(0.5, n, rng)
     start = rng.uniform(0, 1, users)
-    model = ReplicaModel(batch=8)
+    model = ReplicaModel(batch=8, chunked_prefill=MODES[mode])
     fast = simulate_closed(model, users, think, prompt, output, start_s=start)
     a, first, end, _ = simpy_closed(model, users, think, prompt, output, start)
     np.testing.assert_allclose(fast.arrival, a, rtol=1e-9)
@@ -172,7 +180,10 @@ UNIT = dict(
     prefill_floor_s=1.0,
     batch=4,
     token_budget=100,
+    chunked_prefill=False,
 )
+# the same with chunked prefill: every step, whatever it carries, lasts 1 s
+CHUNKED = {**UNIT, "chunked_prefill": True, "prefill_floor_s": 0.0}
 
 
 def test_floor_only_passes():
@@ -224,6 +235,59 @@ def test_the_token_budget_splits_prefill_passes():
         ReplicaModel(**{**UNIT, "token_budget": 200}), [0.0] * 3, prompts, [2] * 3
     )
     assert large.first_token.tolist() == [1.0, 1.0, 1.0]
+
+
+def test_a_long_prompt_is_cut_into_chunks_of_the_budget():
+    # a 250-token prompt under a budget of 100: chunks of 100, 100 and 50 in steps ending at
+    # 1, 2, 3 s; the third samples the first token, two decode steps follow (4 and 5 s)
+    tr = simulate_open(ReplicaModel(**CHUNKED), [0.0], [250], [3])
+    assert tr.first_token.tolist() == [3.0] and tr.end.tolist() == [5.0]
+
+
+def test_decodes_go_first_and_prompts_take_what_is_left_of_the_budget():
+    # A (10-token prompt, 5 tokens) is prefilled in the step ending at 1 s; B (150 tokens, 2)
+    # arrived at 0.5 s. Step 2 carries A's decode and 99 of B's tokens, step 3 A's decode and
+    # B's last 51 (B's first token at 3 s), step 4 both decodes (B done), step 5 A's last.
+    tr = simulate_open(ReplicaModel(**CHUNKED), [0.0, 0.5], [10, 150], [5, 2])
+    assert tr.first_token.tolist() == [1.0, 3.0]
+    assert tr.end.tolist() == [5.0, 4.0]
+    # in separate passes B's prefill pass (1 to 2 s) stalls A instead: A's tokens at 1, 3, 4,
+    # 5, 6 s, B's at 2 and 3 s
+    apart = simulate_open(ReplicaModel(**UNIT), [0.0, 0.5], [10, 150], [5, 2])
+    assert apart.first_token.tolist() == [1.0, 2.0]
+    assert apart.end.tolist() == [6.0, 3.0]
+
+
+def test_a_chunked_step_costs_its_bytes_and_its_prompt_compute():
+    m = ReplicaModel()
+    # 10 decodes holding 20,000 tokens plus a 500-token chunk of a prompt whose 800 tokens
+    # are already counted in the cache
+    bytes_s = (m.weight_bytes + 20_800 * m.kv_bytes_per_token) / m.bandwidth
+    compute_s = 2 * m.params * 500 / m.prefill_flops
+    assert m.step_s(10, 20_800, 500) == pytest.approx(bytes_s + compute_s)
+    # an idle replica's first token, one chunk: weights, the prompt's own cache, its compute
+    tr = simulate_open(m, [0.0], [800], [2])
+    expected = (m.weight_bytes + 800 * m.kv_bytes_per_token) / m.bandwidth + 2 * m.params * 800 / (
+        m.prefill_flops
+    )
+    assert tr.first_token[0] == pytest.approx(expected)
+
+
+def test_the_watermark_stops_the_evict_and_recompute_loop():
+    # 70B-like tight cache past saturation: admitting a prompt that leaves no room for the
+    # next step evicts the newest again and again; a 1 % watermark (vLLM's) keeps room
+    rng = np.random.default_rng(3)
+    n = 1500
+    prompt, output = AZURE_CONVERSATION.sample(n, rng)
+    arrival = poisson_arrivals(30.0, n, rng)
+    runs = {
+        w: simulate_open(
+            ReplicaModel(kv_capacity_tokens=40_000, watermark=w), arrival, prompt, output
+        )
+        for w in (0.0, 0.01)
+    }
+    without, with_ = (int(runs[w].preemptions.sum()) for w in (0.0, 0.01))
+    assert without > 5 * max(with_, 1)
 
 
 def test_decode_step_reads_the_context_actually_held():

@@ -3,36 +3,49 @@
 The model
 ---------
 Up to ``batch`` sequences run together (vLLM's ``max_num_seqs``); their KV cache must fit in
-``kv_capacity_tokens``. The engine alternates two kinds of pass, never mixed in one (vLLM's
-scheduler without chunked prefill, which runs waiting prompts first):
+``kv_capacity_tokens``. Every engine step reads the weights once and the KV cache of every
+sequence it carries, computes the prompt tokens it carries, and lasts
 
-* a **prefill pass** takes the waiting prompts in arrival order while they fit the token budget
-  (``token_budget``, vLLM's ``max_num_batched_tokens``; a single prompt larger than it still runs
-  alone), the batch and the free cache; it lasts
+    step(b, C, P) = step_floor + (M_w + C · m_kv) / B_ach + 2 N_p · P / F_ach + comm(b + P),
 
-      prefill(P) = prefill_floor + 2 N_p · P / F_ach,        P = the pass's prompt tokens,
+b the sequences it decodes, C the tokens of context they hold, P the prompt tokens it prefills
+(comm is the all-reduce time of tensor parallelism over the step's tokens, zero on one GPU, see
+``from_hardware``). The engine schedules in one of two ways:
 
-  and stamps the first token of each of its requests when it ends;
-* a **decode step** advances every running sequence by one token and reads the weights once
-  plus the KV cache of every running sequence, the context each really holds:
+* **chunked prefill** (``chunked_prefill=True``, the default, as in vLLM V1, SGLang and
+  TensorRT-LLM): each step first carries one token of every decoding sequence, then spends the
+  rest of the token budget (``token_budget``, vLLM's ``max_num_batched_tokens``) on prompts,
+  the partly prefilled ones first, then new ones from the head of the queue, cutting the last
+  prompt to what is left of the budget. This is the order of vLLM's
+  ``vllm/v1/core/sched/scheduler.py``, ``Scheduler.schedule``: the running requests first (each
+  decode one token, a partial prefill ``min(its remaining tokens, the budget left)``), then the
+  waiting ones while the budget lasts. A prompt's first token appears at the end of the step
+  that computes its last chunk;
+* **separate passes** (``chunked_prefill=False``, vLLM V0's default): a **prefill pass** takes
+  the waiting prompts in arrival order while they fit the token budget (a prompt larger than it
+  runs alone), the batch and the free cache, lasting ``prefill_floor + 2 N_p · P / F_ach``, and
+  stamps each request's first token when it ends; otherwise a **decode step** (P = 0) advances
+  every running sequence by one token.
 
-      step(b, C) = step_floor + (M_w + C · m_kv) / B_ach + comm(b),   C = Σ context of the b,
-
-  with comm(b) the all-reduces of tensor parallelism (zero on one GPU, see ``from_hardware``).
-
-A request waits while the batch or the cache is full. When the next decode step would overflow
-the cache, the newest running sequence is **preempted**: its cache is dropped and it goes back to
-the head of the queue, to be prefilled again over its prompt and the tokens it had produced
-(vLLM's recompute preemption). A request whose prompt and answer cannot fit in the whole cache is
-**rejected** on arrival and counted. Per request the simulator records arrival, first token and
-last token (TTFT, TPOT = (end − first token)/(output − 1) and latency follow) and preemptions.
+A request is admitted while the batch has room and its prompt (and what it had produced, if it
+was preempted) plus one token fits the free cache with a **watermark** of ``watermark`` of the
+cache kept free (vLLM's ``BlockSpaceManager.can_allocate`` keeps ``watermark`` = 1 % of the
+blocks, vllm/core/block_manager.py), so that an admission does not overflow the next step. When
+the next step would still overflow the cache, the newest running sequence is **preempted**: its
+cache is dropped and it goes back to the head of the queue, to be prefilled again over its prompt
+and the tokens it had produced (vLLM's recompute preemption). A request whose prompt and answer
+cannot fit in the cache less the watermark is **rejected** on arrival and counted. A share
+``prefix_hit`` of each prompt can be found already in the cache (prefix caching): those tokens
+take cache but no compute. Per request the simulator records arrival, first token and last
+token (TTFT, TPOT = (end − first token)/(output − 1) and latency follow) and preemptions.
 
 Speed
 -----
-Between two events (an admission, a completion, a preemption, an arrival that finds room) the
-batch is constant and its context grows by b tokens a step, so the step times form an arithmetic
-series: the simulator jumps over whole runs of steps with its closed-form sum. The cost is a few
-heap operations per request, not one loop turn per token.
+Between two events (an admission, a prefill chunk, a completion, a preemption, an arrival that
+finds room) the batch is constant and its context grows by b tokens a step, so the step times
+form an arithmetic series: the simulator jumps over whole runs of decode steps with its
+closed-form sum. The cost is a few heap operations per request and one loop turn per step that
+carries prompt tokens, not one loop turn per token.
 """
 
 from __future__ import annotations
@@ -49,8 +62,13 @@ from replicaplan.core.example import EXAMPLE
 from replicaplan.serving import roofline
 
 TOKEN_BUDGET = 2048
-"""vLLM's default ``max_num_batched_tokens`` (``SchedulerConfig.DEFAULT_MAX_NUM_BATCHED_TOKENS``,
-vllm/config/scheduler.py): the most prompt tokens one prefill pass takes."""
+"""vLLM's default ``max_num_batched_tokens`` for its OpenAI server on an A100 (and any GPU under
+70 GiB), ``EngineArgs.get_batch_defaults`` in vllm/engine/arg_utils.py (8,192 on an H100): the
+most tokens one step carries."""
+
+WATERMARK = 0.01
+"""vLLM's default admission watermark: the share of KV-cache blocks an admission keeps free
+(``watermark=0.01`` of ``BlockSpaceManager``, vllm/core/block_manager.py)."""
 
 
 @dataclass(frozen=True)
@@ -230,10 +248,30 @@ class ReplicaModel:
     """Tensor-parallel communication per decode step and per sequence (bytes over the link)."""
     context_tokens: float = EXAMPLE.context_tokens
     """n_ctx: the context ``tpot(b)`` assumes for each sequence (the roofline example's 2,000)."""
+    chunked_prefill: bool = True
+    """Prompts cut into the decode steps under the token budget (vLLM V1); False for separate
+    prefill passes (vLLM V0 without chunked prefill)."""
+    watermark: float = WATERMARK
+    """Share of the KV cache an admission keeps free (vLLM's 1 %)."""
+    prefix_hit: float = 0.0
+    """Share of each prompt already in the cache (prefix caching): cache, no compute."""
 
     def __post_init__(self):
         _check.integer("batch", self.batch, minimum=1)
         _check.integer("token_budget", self.token_budget, minimum=1)
+        if not isinstance(self.chunked_prefill, bool):
+            raise ValueError(f"chunked_prefill must be True or False, got {self.chunked_prefill!r}")
+        if self.chunked_prefill and self.token_budget < self.batch:
+            # vLLM refuses the same (SchedulerConfig's check that max_num_batched_tokens >=
+            # max_num_seqs): a step must carry one token of every running sequence
+            raise ValueError(
+                f"token_budget must be >= batch ({self.batch}) with chunked prefill, "
+                f"got {self.token_budget}"
+            )
+        for name in ("watermark", "prefix_hit"):
+            value = getattr(self, name)
+            if not (isinstance(value, (int, float)) and 0 <= value < 1):
+                raise ValueError(f"{name} must be in [0, 1), got {value!r}")
         for name in ("weight_bytes", "params", "bandwidth", "prefill_flops"):
             _check.positive(name, getattr(self, name))
         for name in (
@@ -250,16 +288,31 @@ class ReplicaModel:
 
     # ------------------------------------------------------------------ the two passes
 
-    def step_s(self, b, context_total):
-        """step(b, C) = floor + (M_w + C m_kv)/B_ach + comm(b): a decode step of b sequences
-        holding C tokens of context in all."""
-        b = np.asarray(b, dtype=float)
+    def step_s(self, b, context_total, prefill_tokens=0):
+        """step(b, C, P) = floor + (M_w + C m_kv)/B_ach + 2 N_p P/F_ach + comm(b + P): a step
+        decoding b sequences that hold C tokens of context in all (their cache and any other the
+        step reads) and prefilling P prompt tokens (0 for a pure decode step)."""
+        tokens = np.asarray(b, dtype=float) + np.asarray(prefill_tokens, dtype=float)
         read = self.weight_bytes + np.asarray(context_total, dtype=float) * self.kv_bytes_per_token
         return (
             self.step_floor_s
             + read / self.bandwidth
-            + np.where(b > 0, self.comm_fixed_s + self.comm_per_sequence_s * b, 0.0)
+            + 2 * self.params * np.asarray(prefill_tokens, dtype=float) / self.prefill_flops
+            + np.where(tokens > 0, self.comm_fixed_s + self.comm_per_sequence_s * tokens, 0.0)
         )
+
+    @property
+    def watermark_tokens(self) -> int:
+        """Tokens of cache an admission keeps free: int(watermark · K), as vLLM counts blocks."""
+        if math.isinf(self.kv_capacity_tokens):
+            return 0
+        return int(self.watermark * self.kv_capacity_tokens)
+
+    def prefix_hit_tokens(self, prompt):
+        """Tokens of a prompt found in the prefix cache: floor(prefix_hit · prompt). A prefill
+        computes the rest, and at least one token (the engine samples from the last)."""
+        prompt = np.asarray(prompt)
+        return np.floor(self.prefix_hit * prompt).astype(np.int64)
 
     def prefill_pass_s(self, prompt_tokens):
         """prefill(P) = floor + 2 N_p P / F_ach: one pass over P prompt tokens in all."""
@@ -284,12 +337,18 @@ class ReplicaModel:
 
     def raw_capacity_rps(self, output_tokens: float, prompt_tokens: float | None = None) -> float:
         """Requests/s a full batch completes: B / (output · TPOT(B)) ignoring prefill, or, with
-        ``prompt_tokens``, B / (output · TPOT(B) + B · prefill(prompt)), since each prompt's pass
-        holds up the batch's decoding (no chunked prefill)."""
+        ``prompt_tokens``, B / (output · TPOT(B) + B · prefill), since each prompt's compute
+        holds up the batch's decoding: prefill = 2 N_p P/F_ach when the prompt rides in the
+        decode steps (chunked), the whole pass with its floor when it runs apart."""
         decode = _check.positive("output_tokens", output_tokens) * self.tpot_full_s
         if prompt_tokens is None:
             return self.batch / decode
-        prefill = float(self.prefill_s(_check.non_negative("prompt_tokens", prompt_tokens)))
+        prompt = _check.non_negative("prompt_tokens", prompt_tokens)
+        computed = max(prompt - math.floor(self.prefix_hit * prompt), 1.0)
+        if self.chunked_prefill:
+            prefill = 2 * self.params * computed / self.prefill_flops
+        else:
+            prefill = float(self.prefill_pass_s(computed))
         return self.batch / (decode + self.batch * prefill)
 
     # ------------------------------------------------------------------ constructors
@@ -554,10 +613,15 @@ class _Engine:
         self.admit_step = [0] * n
         self.preempted = [0] * n
         self.rejected = [False] * n
+        self.hit = model.prefix_hit_tokens(prompt[:n]).tolist() if model.prefix_hit else [0] * n
 
     def run(self) -> Trace:
+        if self.m.chunked_prefill:
+            return self._run_chunked()
         m, n = self.m, self.n
         B, K, budget = m.batch, m.kv_capacity_tokens, m.token_budget
+        room = K - m.watermark_tokens  # the cache an admission may fill
+        hit = self.hit
         mkv_bw = m.kv_bytes_per_token / m.bandwidth
         base = m.step_floor_s + m.weight_bytes / m.bandwidth
         prefill_floor = m.prefill_floor_s
@@ -588,7 +652,7 @@ class _Engine:
                 arrived += 1
                 self.arrival[i] = when
                 self.user_of[i] = -1 - key
-                if prompt[i] + output[i] > K:  # could never fit the cache: turned away
+                if prompt[i] + output[i] > room:  # could never fit the cache: turned away
                     self.rejected[i] = True
                     self.first[i] = when
                     finish(i, when)
@@ -596,18 +660,20 @@ class _Engine:
                     waiting.append(i)
             b = len(order)
             if waiting and b < B:
-                take, tokens = [], 0
+                take, tokens, computed = [], 0, 0
                 while waiting and b + len(take) < B:
                     j = waiting[0]
                     need = prompt[j] + produced[j]
-                    if take and tokens + need > budget:
+                    work = max(need - hit[j], 1)
+                    if take and computed + work > budget:
                         break
-                    if cached + tokens + len(take) + need + 1 > K:  # prompts and new tokens
+                    if cached + tokens + len(take) + need + 1 > room:  # prompts and new tokens
                         break
                     take.append(waiting.popleft())
                     tokens += need
+                    computed += work
                 if take:
-                    t += prefill_floor + per_prompt_token * tokens
+                    t += prefill_floor + per_prompt_token * computed
                     cached += tokens
                     for j in take:
                         produced[j] += 1  # the pass produces each request's next token
@@ -658,7 +724,10 @@ class _Engine:
                 produced[j] = output[j]
                 finish(j, t)
 
-        done = arrived
+        return self._trace(arrived)
+
+    def _trace(self, done: int) -> Trace:
+        prompt, output = self.prompt, self.output
         return Trace(
             np.array(self.arrival[:done]),
             np.array(self.first[:done]),
@@ -668,6 +737,176 @@ class _Engine:
             np.array(self.preempted[:done]),
             np.array(self.rejected[:done]),
         )
+
+    def _run_chunked(self) -> Trace:
+        """Chunked prefill: every step carries the decodes, then prompt chunks under the budget.
+
+        Steps that carry prompt tokens are taken one at a time; runs of pure decode steps are
+        jumped over as in separate-pass mode. ``filling`` holds the admitted sequences whose
+        prompt is not computed yet, in admission order, with ``left`` tokens to go; their cache
+        (prompt and recomputed tokens) is taken whole when they are admitted. Chunks go to
+        ``filling`` from its head, so the prompts a step completes are always at its head.
+        """
+        m, n = self.m, self.n
+        B, K, budget = m.batch, m.kv_capacity_tokens, m.token_budget
+        room = K - m.watermark_tokens
+        finite = not math.isinf(K)
+        hit = self.hit
+        mkv_bw = m.kv_bytes_per_token / m.bandwidth
+        base = m.step_floor_s + m.weight_bytes / m.bandwidth + m.comm_fixed_s
+        per_prompt_token = 2 * m.params / m.prefill_flops + m.comm_per_sequence_s
+        per_seq = m.comm_per_sequence_s
+        pop, push, sqrt, ceil = heapq.heappop, heapq.heappush, math.sqrt, math.ceil
+        prompt, output, produced = self.prompt, self.output, self.produced
+        incoming, think, user_of = self.incoming, self.think, self.user_of
+        arrival_at, first, end = self.arrival, self.first, self.end
+        admit_step, preempted = self.admit_step, self.preempted
+        left = [0] * n
+
+        t = 0.0
+        steps = 0
+        arrived = 0
+        finished = 0
+        waiting: deque = deque()
+        running: list = []  # heap of (finish step, i) of the decoding sequences
+        order: list = []  # admitted sequences in admission order (the newest last)
+        filling: deque = deque()  # admitted sequences still prefilling, in admission order
+        cached = 0
+
+        def finish(i: int, now: float) -> None:
+            end[i] = now
+            if think is not None:
+                push(incoming, (now + think[i], -1 - user_of[i]))
+
+        while finished < n:
+            while arrived < n and incoming and incoming[0][0] <= t:
+                when, key = pop(incoming)
+                i = arrived
+                arrived += 1
+                arrival_at[i] = when
+                user_of[i] = -1 - key
+                if prompt[i] + output[i] > room:  # could never fit the cache: turned away
+                    self.rejected[i] = True
+                    first[i] = when
+                    finish(i, when)
+                    finished += 1
+                else:
+                    waiting.append(i)
+            decoding = len(order) - len(filling)
+            if cached + decoding > K:  # the decodes of the next step must fit: preempt
+                while cached + decoding > K:
+                    j = order.pop()
+                    if filling and filling[-1] == j:  # still prefilling: its progress is lost
+                        filling.pop()
+                        cached -= prompt[j] + produced[j]
+                    else:
+                        done = produced[j] + steps - admit_step[j]
+                        cached -= prompt[j] + done
+                        produced[j] = done
+                        running = [(s, i) for s, i in running if i != j]
+                        heapq.heapify(running)
+                        decoding -= 1
+                    preempted[j] += 1
+                    waiting.appendleft(j)
+            if filling or (waiting and len(order) < B):
+                # the prompt tokens of the step: partial prefills first, then the queue's head
+                spare = budget - decoding
+                chunks = []
+                for j in filling:
+                    if spare <= 0:
+                        break
+                    c = left[j] if left[j] < spare else spare
+                    chunks.append((j, c))
+                    spare -= c
+                while spare > 0 and waiting and len(order) < B:
+                    j = waiting[0]
+                    need = prompt[j] + produced[j]
+                    if cached + decoding + need + 1 > room:
+                        break
+                    waiting.popleft()
+                    cached += need
+                    work = need - hit[j]
+                    left[j] = work = work if work > 1 else 1
+                    order.append(j)
+                    filling.append(j)
+                    c = work if work < spare else spare
+                    chunks.append((j, c))
+                    spare -= c
+                if chunks:
+                    tokens = budget - decoding - spare
+                    t += base + cached * mkv_bw + per_seq * decoding + per_prompt_token * tokens
+                    steps += 1
+                    cached += decoding
+                    for j, c in chunks:
+                        left[j] -= c
+                        if left[j]:
+                            break  # only the last chunk can leave a prompt unfinished
+                        filling.popleft()
+                        produced[j] += 1  # the step that ends a prompt samples its next token
+                        cached += 1
+                        if first[j] != first[j]:
+                            first[j] = t
+                        if produced[j] >= output[j]:
+                            order.remove(j)
+                            cached -= prompt[j] + produced[j]
+                            finish(j, t)
+                            finished += 1
+                        else:
+                            admit_step[j] = steps
+                            push(running, (steps + output[j] - produced[j], j))
+                    while running and running[0][0] <= steps:
+                        j = pop(running)[1]
+                        order.remove(j)
+                        cached -= prompt[j] + output[j]
+                        produced[j] = output[j]
+                        finish(j, t)
+                        finished += 1
+                    continue
+            if not order:  # idle
+                if waiting:
+                    raise RuntimeError("a request that fits the cache was not admitted")
+                if arrived < n and incoming:
+                    if incoming[0][0] > t:
+                        t = incoming[0][0]
+                    continue
+                break
+            # a run of pure decode steps, up to the next completion, the cache's end, or the
+            # next arrival that could be admitted (none can while others wait: the cache only
+            # fills until a completion)
+            b = decoding
+            a = base + per_seq * b + cached * mkv_bw
+            c = b * mkv_bw
+            k = running[0][0] - steps
+            if finite and (K - cached) // b < k:
+                k = int((K - cached) // b)
+            if b < B and not waiting and arrived < n and incoming:
+                dt = incoming[0][0] - t
+                if dt <= 0:
+                    k = 1
+                else:  # the fewest steps a, a + c, a + 2c, ... that reach dt
+                    h = a - c / 2
+                    s = ceil((-h + sqrt(h * h + 2 * c * dt)) / c) if c > 0 else ceil(dt / a)
+                    if s < 1:
+                        s = 1
+                    while s > 1 and (s - 1) * a + c * (s - 1) * (s - 2) / 2 >= dt:
+                        s -= 1
+                    while s * a + c * s * (s - 1) / 2 < dt:
+                        s += 1
+                    if s < k:
+                        k = s
+            if k < 1:
+                k = 1
+            t += k * a + c * k * (k - 1) / 2
+            steps += k
+            cached += k * b
+            while running and running[0][0] <= steps:
+                j = pop(running)[1]
+                order.remove(j)
+                cached -= prompt[j] + output[j]
+                produced[j] = output[j]
+                finish(j, t)
+                finished += 1
+        return self._trace(arrived)
 
 
 def _steps_until(dt: float, a: float, c: float) -> int:
