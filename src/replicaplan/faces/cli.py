@@ -226,7 +226,10 @@ def _replica(args: argparse.Namespace):
     ttft = [_numbers("--ttft-point", x, 2) for x in args.ttft_point or []]
     # timings from the measurements; the cache from the GPU's memory when --gpu is given
     memory = {"kv_capacity_tokens": sheet.kv_capacity_tokens} if sheet else {}
-    return ReplicaModel.fit(shape, tpot=tpot, ttft=ttft, batch=args.batch, **memory)
+    fitted, notes = ReplicaModel.fit_notes(shape, tpot=tpot, ttft=ttft, batch=args.batch, **memory)
+    for note in notes:
+        print(f"note: {note}", file=sys.stderr)
+    return fitted
 
 
 def _numbers(option: str, text: str, n: int) -> tuple:

@@ -6,11 +6,13 @@ Up to ``batch`` sequences run together (vLLM's ``max_num_seqs``); their KV cache
 ``kv_capacity_tokens``. Every engine step reads the weights once and the KV cache of every
 sequence it carries, computes the prompt tokens it carries, and lasts
 
-    step(b, C, P) = step_floor + (M_w + C · m_kv) / B_ach + 2 N_p · P / F_ach + comm(b + P),
+    step(b, C, P) = step_floor + (M_w + C · m_kv) / B_ach + 2 N_p · P / F_ach + comm(b + P)
+                    + b · t_seq,
 
 b the sequences it decodes, C the tokens of context they hold, P the prompt tokens it prefills
 (comm is the all-reduce time of tensor parallelism over the step's tokens, zero on one GPU, see
-``from_hardware``). The engine schedules in one of two ways:
+``from_hardware``; t_seq the time per decoded sequence at fixed bytes, measured by ``fit``).
+The engine schedules in one of two ways:
 
 * **chunked prefill** (``chunked_prefill=True``, the default, as in vLLM V1, SGLang and
   TensorRT-LLM): each step first carries one token of every decoding sequence, then spends the
@@ -52,6 +54,7 @@ from __future__ import annotations
 
 import heapq
 import math
+import warnings
 from collections import deque
 from dataclasses import dataclass, field
 
@@ -125,11 +128,15 @@ MODELS = {
 }
 """Model shapes by name."""
 
+GiB = 2**30
+
 GPUS = {
     # NVIDIA A100 datasheet (80 GB SXM): 2,039 GB/s HBM2e, 312 TFLOP/s dense BF16, NVLink 600 GB/s
-    # both ways; H100 SXM datasheet: 3.35 TB/s HBM3, 989 TFLOP/s dense BF16, NVLink 900 GB/s
-    "a100-80gb": GPU("A100 80GB SXM", 80e9, 2.039e12, 312e12, 300e9),
-    "h100-sxm": GPU("H100 SXM 80GB", 80e9, 3.35e12, 989e12, 450e9),
+    # both ways; H100 SXM datasheet: 3.35 TB/s HBM3, 989 TFLOP/s dense BF16, NVLink 900 GB/s.
+    # The "80 GB" of both is 80 GiB: nvidia-smi reports 81,920 MiB, and that is what vLLM's
+    # gpu_memory_utilization takes a share of (bandwidths and FLOP/s are decimal, as sold)
+    "a100-80gb": GPU("A100 80GB SXM", 80 * GiB, 2.039e12, 312e12, 300e9),
+    "h100-sxm": GPU("H100 SXM 80GB", 80 * GiB, 3.35e12, 989e12, 450e9),
     "example": GPU(
         "the running example's GPU",
         80e9,
@@ -200,6 +207,13 @@ _EXAMPLE_MBU = roofline.mbu(
     EXAMPLE.peak_bandwidth,
 )
 _EXAMPLE_PREFILL_EFFICIENCY = 0.5
+PREFILL_EFFICIENCY = 0.64
+"""Share of the dense peak a prefill reaches on a datasheet replica. Vidur's published kernel
+profiles of Llama-3-8B on an A100 (microsoft/vidur, data/profiling/compute/a100/
+meta-llama/Meta-Llama-3-8B/mlp.csv) time the linear layers of a 32,768-token batch at 61.7 ms a
+layer (QKV 7.2, output 4.9, gated up 33.0, down 16.6), 0.74 of the 312 TFLOP/s peak; with
+attention, norms and the shorter prompts of 256 to 4,000 tokens a whole prefill comes to about
+0.64. The running example keeps the source's 0.5."""
 MEMORY_UTILIZATION = 0.9
 """vLLM's default ``gpu_memory_utilization``: the share of GPU memory the engine may take."""
 
@@ -248,6 +262,9 @@ class ReplicaModel:
     """Tensor-parallel communication per decode step and per sequence (bytes over the link)."""
     context_tokens: float = EXAMPLE.context_tokens
     """n_ctx: the context ``tpot(b)`` assumes for each sequence (the roofline example's 2,000)."""
+    seq_step_s: float = 0.0
+    """t_seq: time a step spends per sequence it decodes at fixed bytes (activations of the
+    MLP, norms, sampling), which ``fit`` measures; zero in the datasheet model."""
     chunked_prefill: bool = True
     """Prompts cut into the decode steps under the token budget (vLLM V1); False for separate
     prefill passes (vLLM V0 without chunked prefill)."""
@@ -281,6 +298,7 @@ class ReplicaModel:
             "comm_fixed_s",
             "comm_per_sequence_s",
             "context_tokens",
+            "seq_step_s",
         ):
             _check.non_negative(name, getattr(self, name))
         if not self.kv_capacity_tokens >= 1:
@@ -289,16 +307,18 @@ class ReplicaModel:
     # ------------------------------------------------------------------ the two passes
 
     def step_s(self, b, context_total, prefill_tokens=0):
-        """step(b, C, P) = floor + (M_w + C m_kv)/B_ach + 2 N_p P/F_ach + comm(b + P): a step
-        decoding b sequences that hold C tokens of context in all (their cache and any other the
-        step reads) and prefilling P prompt tokens (0 for a pure decode step)."""
-        tokens = np.asarray(b, dtype=float) + np.asarray(prefill_tokens, dtype=float)
+        """step(b, C, P) = floor + (M_w + C m_kv)/B_ach + 2 N_p P/F_ach + comm(b + P) + b t_seq:
+        a step decoding b sequences that hold C tokens of context in all (their cache and any
+        other the step reads) and prefilling P prompt tokens (0 for a pure decode step)."""
+        b = np.asarray(b, dtype=float)
+        tokens = b + np.asarray(prefill_tokens, dtype=float)
         read = self.weight_bytes + np.asarray(context_total, dtype=float) * self.kv_bytes_per_token
         return (
             self.step_floor_s
             + read / self.bandwidth
             + 2 * self.params * np.asarray(prefill_tokens, dtype=float) / self.prefill_flops
             + np.where(tokens > 0, self.comm_fixed_s + self.comm_per_sequence_s * tokens, 0.0)
+            + self.seq_step_s * b
         )
 
     @property
@@ -362,7 +382,7 @@ class ReplicaModel:
         gpus: int = 1,
         batch: int = 256,
         bandwidth_efficiency: float = 0.7,
-        prefill_efficiency: float = 0.5,
+        prefill_efficiency: float = PREFILL_EFFICIENCY,
         step_floor_s: float = 0.0,
         prefill_floor_s: float = 0.0,
         memory_utilization: float = MEMORY_UTILIZATION,
@@ -374,7 +394,8 @@ class ReplicaModel:
 
         Decode reads at ``bandwidth_efficiency`` of the GPUs' peak bandwidth (0.7 by default: the
         model bandwidth utilization that well-tuned engines reach on one GPU at small batches,
-        Agarwal et al. 2023); prefill computes at ``prefill_efficiency`` of the dense peak. The
+        Agarwal et al. 2023); prefill computes at ``prefill_efficiency`` of the dense peak (0.64,
+        from published kernel profiles: ``PREFILL_EFFICIENCY``). The
         KV cache holds what ``memory_utilization`` (vLLM's default 0.9) of the memory leaves
         after the weights, in tokens of m_kv bytes. With g > 1 each decode step runs two
         all-reduces per layer of the b sequences' hidden states (b · hidden · 2 bytes); a ring
@@ -415,14 +436,29 @@ class ReplicaModel:
 
     @classmethod
     def fit(cls, model: ModelShape | str, tpot=(), ttft=(), **kwargs) -> ReplicaModel:
-        """Fit the step floor and bandwidth to measured TPOTs, the prefill floor and FLOP/s to
-        measured TTFTs, by least squares.
+        """Fit the step's floor, bandwidth and per-sequence time to measured TPOTs, and the
+        prefill's floor and FLOP/s to measured TTFTs, by least squares.
 
         ``tpot`` is a sequence of (batch, context tokens per sequence, seconds per step) and
         ``ttft`` of (prompt tokens, seconds) measured on an idle server, two or more of each:
-        step = floor + bytes/B is a line in the bytes a step reads, and prefill = floor +
-        2 N_p P/F a line in the prompt tokens. The other fields come from ``kwargs``.
+
+            step = floor + bytes / B + b · t_seq,      prefill = floor_p + 2 N_p P / F.
+
+        t_seq can be told from the bandwidth only when the measurements vary the context at a
+        fixed batch (a grid of batch × context); otherwise it is left at zero. A floor or a t_seq
+        that comes out negative but within three standard errors of zero is measurement noise: it
+        is set to zero and the rest refitted, and ``fit`` says so in a ``FitNote`` warning
+        (``fit_notes`` returns the notes instead). One beyond the noise is refused. The other
+        fields come from ``kwargs``.
         """
+        fitted, notes = cls.fit_notes(model, tpot, ttft, **kwargs)
+        for note in notes:
+            warnings.warn(note, FitNote, stacklevel=2)
+        return fitted
+
+    @classmethod
+    def fit_notes(cls, model, tpot=(), ttft=(), **kwargs) -> tuple[ReplicaModel, list[str]]:
+        """``fit``, returning the model and the notes on what was clamped or left out."""
         shape = MODELS[model] if isinstance(model, str) else model
         tpot, ttft = [tuple(x) for x in tpot], [tuple(x) for x in ttft]
         if len(tpot) < 2 or len({(b, c) for b, c, _ in tpot}) < 2:
@@ -436,38 +472,101 @@ class ReplicaModel:
         for p, sec in ttft:
             _check.positive("ttft prompt tokens", p)
             _check.positive("ttft seconds", sec)
-        read = [shape.weight_bytes + b * c * shape.kv_bytes_per_token for b, c, _ in tpot]
-        floor, per_byte = _line([(x, sec) for x, (_, _, sec) in zip(read, tpot, strict=True)])
-        flops_x = [2 * shape.params * p for p, _ in ttft]
-        p_floor, per_flop = _line([(x, sec) for x, (_, sec) in zip(flops_x, ttft, strict=True)])
+        notes: list[str] = []
+        step = _fit_line_terms(
+            [
+                (1.0, shape.weight_bytes + b * c * shape.kv_bytes_per_token, float(b))
+                for b, c, _ in tpot
+            ],
+            [sec for _, _, sec in tpot],
+            ("step floor", "bytes", "per-sequence time t_seq"),
+            "TPOT",
+            notes,
+        )
+        floor, per_byte, per_seq = step
         if per_byte <= 0:
             raise ValueError("the TPOT measurements give a non-positive bandwidth")
-        if floor < 0:
-            raise ValueError(f"the TPOT measurements give a negative step floor ({floor:.3g} s)")
+        prefill = _fit_line_terms(
+            [(1.0, 2 * shape.params * p) for p, _ in ttft],
+            [sec for _, sec in ttft],
+            ("prefill floor", "FLOP"),
+            "TTFT",
+            notes,
+        )
+        p_floor, per_flop = prefill
         if per_flop <= 0:
             raise ValueError("the TTFT measurements give non-positive prefill FLOP/s")
-        if p_floor < 0:
-            raise ValueError(
-                f"the TTFT measurements give a negative prefill floor ({p_floor:.3g} s)"
-            )
-        return cls(
+        fitted = cls(
             weight_bytes=shape.weight_bytes,
             kv_bytes_per_token=shape.kv_bytes_per_token,
             params=shape.params,
             bandwidth=1 / per_byte,
             step_floor_s=floor,
+            seq_step_s=per_seq,
             prefill_flops=1 / per_flop,
             prefill_floor_s=p_floor,
             **kwargs,
         )
+        return fitted, notes
 
 
-def _line(points) -> tuple[float, float]:
-    """Least-squares intercept and slope of y on x."""
-    x = np.array([p[0] for p in points], dtype=float)
-    y = np.array([p[1] for p in points], dtype=float)
-    slope, intercept = np.polyfit(x, y, 1)
-    return float(intercept), float(slope)
+class FitNote(UserWarning):
+    """A term of ``ReplicaModel.fit`` set to zero: negative within noise, or not measurable."""
+
+
+def _fit_line_terms(rows, y, names, what: str, notes: list) -> list[float]:
+    """Least squares of y on the columns of ``rows`` (the first a constant: the floor).
+
+    Terms other than the slope named second may be dropped: one the measurements cannot tell
+    apart (the design's rank is short) is left at zero; a floor or a third term that comes out
+    negative within three standard errors of zero is set to zero and the rest refitted; one
+    negative beyond that is refused. Each drop is said in ``notes``.
+    """
+    x = np.array(rows, dtype=float)
+    y = np.array(y, dtype=float)
+    scale = np.abs(x).max(axis=0)
+    scale[scale == 0] = 1.0
+    keep = list(range(x.shape[1]))
+    if len(keep) > 2 and np.linalg.matrix_rank(x / scale) < len(keep):
+        keep.remove(2)
+        notes.append(
+            f"the {what} measurements vary batch and context together, so the {names[2]} cannot "
+            "be told from the bandwidth: it is left at zero (measure at several contexts for "
+            "one batch to fit it)"
+        )
+    while True:
+        coef, se = _least_squares(x[:, keep] / scale[keep], y)
+        coef, se = coef / scale[keep], se / scale[keep]
+        negative = [(k, c, e) for k, c, e in zip(keep, coef, se, strict=True) if k != 1 and c < 0]
+        if not negative:
+            break
+        k, c, e = negative[0]
+        rounding = -c <= 1e-9 * float(np.abs(y).max())  # zero but for the arithmetic
+        if not rounding and c < -3 * e:
+            raise ValueError(
+                f"the {what} measurements give a negative {names[k]} ({c:.3g}, standard error "
+                f"{e:.2g}): check the measurements"
+            )
+        keep.remove(k)
+        if not rounding:
+            notes.append(
+                f"the {what} measurements give a {names[k]} of {c:.3g} s, negative but within "
+                f"noise of zero (standard error {e:.2g}): set to zero"
+            )
+    out = [0.0] * x.shape[1]
+    for k, c in zip(keep, coef, strict=True):
+        out[k] = float(c)
+    return out
+
+
+def _least_squares(x, y) -> tuple[np.ndarray, np.ndarray]:
+    """Coefficients and their standard errors (zero when the fit is exact or square)."""
+    coef, *_ = np.linalg.lstsq(x, y, rcond=None)
+    dof = x.shape[0] - x.shape[1]
+    resid = y - x @ coef
+    s2 = float(resid @ resid) / dof if dof > 0 else 0.0
+    cov = s2 * np.linalg.pinv(x.T @ x)
+    return coef, np.sqrt(np.clip(np.diag(cov), 0.0, None))
 
 
 @dataclass(frozen=True)
@@ -706,7 +805,7 @@ class _Engine:
                 running = [(s, i) for s, i in running if i != j]
                 heapq.heapify(running)
             b = len(order)
-            a = base + m.comm_fixed_s + m.comm_per_sequence_s * b + cached * mkv_bw
+            a = base + m.comm_fixed_s + (m.comm_per_sequence_s + m.seq_step_s) * b + cached * mkv_bw
             c = b * mkv_bw  # each step reads b more tokens of cache than the one before
             k = running[0][0] - steps  # steps to the next completion
             if not math.isinf(K):
@@ -755,7 +854,7 @@ class _Engine:
         mkv_bw = m.kv_bytes_per_token / m.bandwidth
         base = m.step_floor_s + m.weight_bytes / m.bandwidth + m.comm_fixed_s
         per_prompt_token = 2 * m.params / m.prefill_flops + m.comm_per_sequence_s
-        per_seq = m.comm_per_sequence_s
+        per_seq = m.comm_per_sequence_s + m.seq_step_s
         pop, push, sqrt, ceil = heapq.heappop, heapq.heappush, math.sqrt, math.ceil
         prompt, output, produced = self.prompt, self.output, self.produced
         incoming, think, user_of = self.incoming, self.think, self.user_of
