@@ -268,9 +268,14 @@ def test_a_gpu_spelled_out_equals_the_named_one(capsys):
     base = ["plan", "--log", str(SAMPLE_LOG), "--json", "--model", "llama-3-8b", "--gpu"]
     assert main([*base, "a100-80gb"]) == 0
     named = json.loads(capsys.readouterr().out)
-    spec = "memory_bytes=80e9,bandwidth=2.039e12,flops=312e12,link_bandwidth=300e9"
+    spec = (
+        f"memory_bytes={80 * 2**30},bandwidth=2.039e12,flops=312e12,link_bandwidth=300e9,"
+        "price_per_hour=1.99"
+    )
     assert main([*base, spec]) == 0
-    assert json.loads(capsys.readouterr().out)["mu_star_rps"] == named["mu_star_rps"]
+    spelled = json.loads(capsys.readouterr().out)
+    assert spelled["mu_star_rps"] == named["mu_star_rps"]
+    assert spelled["price_per_hour"] == named["price_per_hour"] == 1.99
 
 
 def short_log(tmp_path):
@@ -301,7 +306,16 @@ def zero_rates(tmp_path):
         (["--startup", "-1"], "startup_min"),
         (["--name", "My_LLM"], "name must be a DNS-1123 name"),
         (["--metric", "in-flight"], "metric_name must match"),
-        (["--price", "0"], "price_per_hour"),
+        (["--price", "0"], "--price must be > 0"),
+        (
+            [
+                "--model",
+                "llama-3-8b",
+                "--gpu",
+                "memory_bytes=8e10,bandwidth=2e12,flops=3e14,link_bandwidth=3e11",
+            ],
+            "--price is required",
+        ),
     ],
 )
 def test_bad_plans_exit_2_and_write_nothing(capsys, tmp_path, extra, match):

@@ -4,6 +4,7 @@ import sympy as sp
 
 from replicaplan.core import symbols as S
 from replicaplan.economics import cost
+from replicaplan.serving.replica import ReplicaModel
 from replicaplan.simulation.day import policy_table
 
 
@@ -91,3 +92,32 @@ def test_spot_factor_over_a_map_equals_the_scalar_cases():
     assert grid[0, 2] == pytest.approx(0.4 / 0.9) and grid[1, 1] == pytest.approx(1.6)
     with pytest.raises(ValueError, match="lost_fraction"):
         cost.spot_cost_factor(dd, ww + 0.6)
+
+
+def test_the_bill_split_by_phase_by_hand():
+    m = ReplicaModel()
+    # the running example: an input token is 2 × 8e9 FLOP at 0.5 PFLOP/s = 32 µs of a replica;
+    # an output token at 40 sequences is TPOT(40)/40, its share of one decode step
+    input_s, output_s = cost.phase_seconds(m, 40)
+    assert input_s == pytest.approx(2 * 8e9 / 0.5e15)
+    tpot40 = (16e9 + 40 * 2000 * 131072) / m.bandwidth
+    assert output_s == pytest.approx(tpot40 / 40)
+    # a bill of 100 over a million input and a million output tokens, output 3 × input
+    p_in, p_out = cost.split_by_phase(100.0, 1e6, 1e6, 1.0, 3.0)
+    assert (p_in, p_out) == (25.0, 75.0)
+    # any split recovers the bill and keeps the ratio of the seconds
+    p_in, p_out = cost.split_by_phase(57.0, 3.1e6, 0.4e6, input_s, output_s)
+    assert p_in * 3.1 + p_out * 0.4 == pytest.approx(57.0)
+    assert p_out / p_in == pytest.approx(output_s / input_s)
+
+
+def test_a_replica_hour_pays_for_every_gpu_at_its_list_price():
+    one = ReplicaModel.from_hardware("llama-3-8b", "a100-80gb")
+    four = ReplicaModel.from_hardware("llama-3-70b", "h100-sxm", gpus=4)
+    assert one.price_per_hour == 1.99 and one.currency == "USD"
+    assert four.price_per_hour == pytest.approx(4 * 3.24)
+    assert ReplicaModel().price_per_hour == 2.0  # the running example's 2 € an hour
+    fitted = ReplicaModel.fit(
+        "llama-3-8b", tpot=[(1, 0, 0.02), (64, 2000, 0.03)], ttft=[(100, 0.1), (200, 0.2)]
+    )
+    assert fitted.price_per_hour is None

@@ -1,6 +1,7 @@
 """The operating point of one replica on a log's own length mix."""
 
 import math
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -317,3 +318,18 @@ def test_the_planner_has_no_running_example_default():
         plan.replay(np.full(60, 1.0), 8.0, price_per_hour=2.0)
     with pytest.raises(TypeError, match="price_per_hour"):
         plan.replay(np.full(60, 1.0), 8.0, tokens_per_request=200.0)
+
+
+def test_a_replica_of_two_gpus_pays_both_and_its_bill_splits_by_phase(sample):
+    two = replace(ReplicaModel(), gpus=2)
+    p = plan.plan(sample, two, price_per_gpu_hour=1.5, n_requests=1000)
+    assert p.price_per_hour == 3.0
+    for r in p.rows:
+        assert r.priced.cost == pytest.approx(r.result.paid_hours * 2 * 1.5)
+    p_in, p_out = p.phase_prices
+    served = p.recommended.priced.tokens / p.point.mean_output
+    bill = (p_in * served * p.point.mean_prompt + p_out * p.recommended.priced.tokens) / 1e6
+    assert bill == pytest.approx(p.recommended.priced.cost)
+    assert p_out / p_in == pytest.approx(p.phase_s[1] / p.phase_s[0])
+    with pytest.raises(ValueError, match="price_per_gpu_hour"):
+        plan.plan(sample, replace(two, gpu_price_per_hour=None), n_requests=1000)

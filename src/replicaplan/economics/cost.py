@@ -228,12 +228,40 @@ def phase_prices(
         peak = _check.positive("peak_flops", peak)
         model = replace(model or ReplicaModel(), prefill_flops=peak * eta)
     model = model or ReplicaModel()
-    b = model.batch if batch is None else _check.integer("batch", batch, minimum=1)
+    input_s, output_s = phase_seconds(model, batch)
     per_second = price_per_hour / 3600
-    input_s = float(model.prefill_s(1))
-    output_s = float(model.tpot(b)) / b
     return {
         "input_per_million": per_second * input_s * 1e6,
         "output_per_million": per_second * output_s * 1e6,
         "output_to_input": output_s / input_s,
     }
+
+
+def phase_seconds(model: ReplicaModel, batch: float | None = None) -> tuple[float, float]:
+    """Seconds of a replica an input token and an output token take: 2 N_p/F_ach (its share of
+    the prefill compute) and TPOT(b)/b (its share of a decode step with b sequences, the full
+    batch unless ``batch`` is given; b may be fractional, a mean)."""
+    b = model.batch if batch is None else _check.positive("batch", batch)
+    return float(model.prefill_s(1) - model.prefill_floor_s), float(model.tpot(b)) / b
+
+
+def split_by_phase(
+    cost: float, input_tokens: float, output_tokens: float, input_s: float, output_s: float
+) -> tuple[float, float]:
+    """(price per million input tokens, per million output tokens) that recover ``cost``.
+
+    The bill is shared by the replica time each token takes: an output token costs
+    output_s/input_s times an input token, and the two prices are the p_in, p_out with
+
+        p_in · N_in + p_out · N_out = cost,      p_out / p_in = output_s / input_s.
+
+    >>> split_by_phase(100.0, 1e6, 1e6, 1.0, 3.0)  # 1/4 of the bill to input, 3/4 to output
+    (25.0, 75.0)
+    """
+    cost = _check.non_negative("cost", cost)
+    input_tokens = _check.non_negative("input_tokens", input_tokens)
+    output_tokens = _check.positive("output_tokens", output_tokens)
+    input_s = _check.positive("input_s", input_s)
+    output_s = _check.positive("output_s", output_s)
+    per_output = cost / (output_tokens + input_tokens * input_s / output_s)
+    return per_output * input_s / output_s * 1e6, per_output * 1e6

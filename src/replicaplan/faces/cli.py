@@ -225,7 +225,17 @@ def _replica(args: argparse.Namespace):
     tpot = [_numbers("--tpot-point", x, 3) for x in args.tpot_point or []]
     ttft = [_numbers("--ttft-point", x, 2) for x in args.ttft_point or []]
     # timings from the measurements; the cache from the GPU's memory when --gpu is given
-    memory = {"kv_capacity_tokens": sheet.kv_capacity_tokens} if sheet else {}
+    # (and the price of its GPUs)
+    memory = (
+        {
+            "kv_capacity_tokens": sheet.kv_capacity_tokens,
+            "gpus": sheet.gpus,
+            "gpu_price_per_hour": sheet.gpu_price_per_hour,
+            "currency": sheet.currency,
+        }
+        if sheet
+        else {}
+    )
     fitted, notes = ReplicaModel.fit_notes(shape, tpot=tpot, ttft=ttft, batch=args.batch, **memory)
     for note in notes:
         print(f"note: {note}", file=sys.stderr)
@@ -272,6 +282,13 @@ def _plan(args: argparse.Namespace) -> str:
             raise ValueError(f"--report: {err}") from None
     check_names(args.name, args.metric)  # before minutes of work, not after
     model = _replica(args)
+    if args.price is not None and not args.price > 0:
+        raise ValueError(f"--price must be > 0, got {args.price:g}")
+    if args.price is None and model.gpu_price_per_hour is None:
+        raise ValueError(
+            "--price is required: the replica's GPU has no list price in the catalogue "
+            "(a GPU spelled out without price_per_hour, or timings fitted without --gpu)"
+        )
     progress = _progress if sys.stderr.isatty() else None
     if args.log:
         traffic = read_trace(args.log, progress=progress)
@@ -287,7 +304,7 @@ def _plan(args: argparse.Namespace) -> str:
         tpot_slo_s=args.tpot_slo,
         quota=args.quota,
         startup_min=args.startup,
-        price_per_hour=args.price,
+        price_per_gpu_hour=args.price,
         name=args.name,
         metric_name=args.metric,
         prometheus=args.prometheus,
@@ -535,7 +552,13 @@ def build_parser() -> argparse.ArgumentParser:
     pl.add_argument(
         "--startup", type=int, default=EXAMPLE.startup_min, help="start-up time, whole minutes"
     )
-    pl.add_argument("--price", type=float, default=EXAMPLE.price_per_hour, help="per replica-hour")
+    pl.add_argument(
+        "--price",
+        type=float,
+        default=None,
+        help="price of one GPU-hour; a replica pays it for each of its --gpus (default: the "
+        "GPU's on-demand list price in the catalogue; the running example's 2)",
+    )
     pl.add_argument("--name", default="llm", help="name of the HPA and of its Deployment")
     pl.add_argument("--metric", default="requests_in_flight", help="per-pod concurrency metric")
     pl.add_argument(

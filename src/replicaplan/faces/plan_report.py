@@ -38,7 +38,10 @@ def summary(p: Plan, **context) -> dict:
         "residence_s": op.residence_s,
         "concurrency_target": op.concurrency_target,
         "startup_min": p.startup_min,
+        "price_per_gpu_hour": p.price_per_gpu_hour,
+        "gpus_per_replica": p.gpus,
         "price_per_hour": p.price_per_hour,
+        "currency": p.currency,
         "min_replicas": p.min_replicas,
         "max_replicas": p.max_replicas,
         "policies": [
@@ -50,7 +53,12 @@ def summary(p: Plan, **context) -> dict:
             }
             for r in p.rows
         ],
-        "recommended": {"policy": p.recommended.policy.name, "why": p.why},
+        "recommended": {
+            "policy": p.recommended.policy.name,
+            "why": p.why,
+            "cost_per_million_input_tokens": p.phase_prices[0],
+            "cost_per_million_output_tokens_by_phase": p.phase_prices[1],
+        },
         "schedule_utc": p.schedule,
         "hpa_replay": {**run.summary(), "cost_per_million_output_tokens": p.hpa_cost_per_million},
         "keda_replay": None
@@ -106,6 +114,20 @@ def _schedule_lines(p: Plan) -> list[str]:
     return [f"{clock(60 * a)}–{clock(60 * b + 59)} UTC: at least {n}" for a, b, n in runs if n > 0]
 
 
+def _price_words(p: Plan) -> str:
+    """'2 € per replica-hour (one GPU)' or '12.96 USD per replica-hour (4 GPUs × 3.24)'."""
+    gpus = f"{p.gpus} GPUs × {p.price_per_gpu_hour:g}" if p.gpus > 1 else "one GPU"
+    return f"{p.price_per_hour:g} {p.currency} per replica-hour ({gpus})".replace("  ", " ")
+
+
+def _phase_sentence(p: Plan) -> str:
+    inp, out = p.phase_prices
+    return (
+        f"split by the GPU time each takes: {inp:.3f} {p.currency} per million input tokens and "
+        f"{out:.3f} per million output tokens"
+    )
+
+
 def text(p: Plan, *, log: str = "") -> str:
     """What ``replicaplan plan`` prints on a terminal."""
     op, run = p.point, p.hpa_run
@@ -119,11 +141,11 @@ def text(p: Plan, *, log: str = "") -> str:
         f"{op.concurrency_target:.1f}",
         f"replicas: {p.min_replicas} for the quietest minute, at most {p.max_replicas}",
         "",
-        f"the traffic replayed ({p.startup_min} min start-up, {p.price_per_hour:g} per "
-        "replica-hour):",
+        f"the traffic replayed ({p.startup_min} min start-up, {_price_words(p)}):",
         policy_table(p).text(indent="  "),
         f"  ({POLICY_LEGEND})",
         f"recommended: {p.recommended.policy.name} ({p.why})",
+        f"  its bill {_phase_sentence(p)}",
         f"the HPA below, replayed second by second: {run.paid_hours:.1f} h, "
         f"{run.queued_seconds} s with requests waiting, {run.scale_changes} changes of size, "
         f"{p.hpa_cost_per_million:.3f} per million output tokens",
@@ -174,8 +196,9 @@ def _blocks(p: Plan, log: str, sens) -> list[tuple]:
         ("h2", "The policies over this traffic"),
         (
             "p",
-            f"Start-up {p.startup_min} min, price {p.price_per_hour:g} per replica-hour. "
-            f"Recommended: **{p.recommended.policy.name}**, {p.why}.",
+            f"Start-up {p.startup_min} min, price {_price_words(p)}. "
+            f"Recommended: **{p.recommended.policy.name}**, {p.why}; its bill "
+            f"{_phase_sentence(p)}.",
         ),
         ("table", policy_table(p)),
         ("p", f"Columns: {POLICY_LEGEND}."),

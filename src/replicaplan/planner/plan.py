@@ -25,7 +25,7 @@ from replicaplan.autoscalers.manifest import (
 )
 from replicaplan.core import _check
 from replicaplan.core.example import EXAMPLE
-from replicaplan.economics.cost import price_run
+from replicaplan.economics.cost import phase_seconds, price_run, split_by_phase
 from replicaplan.planner.behavior import behavior, scale_down_window_min
 from replicaplan.planner.calibration import fluid_replica, hpa_replay, keda_replay
 from replicaplan.planner.operating import OperatingPoint, operating_point
@@ -87,6 +87,10 @@ class Plan:
     start_s: float
     startup_min: int
     price_per_hour: float
+    """Price of a replica-hour: its GPUs × the price of a GPU-hour."""
+    price_per_gpu_hour: float
+    gpus: int
+    currency: str
     rows: list[ReplayRow]
     recommended: ReplayRow
     why: str
@@ -98,6 +102,8 @@ class Plan:
     keda: dict
     fluid: FluidReplica
     """The calibrated fluid replica both replays ran on (``fluid_replica``)."""
+    phase_s: tuple[float, float]
+    """Replica seconds of an input token and of an output token at the operating point."""
     hpa_run: FleetRun
     keda_run: FleetRun | None
     """The KEDA object replayed with its cron minimums; None when it has none (then it is the
@@ -111,6 +117,18 @@ class Plan:
         return price_run(
             run.paid_hours, float(run.served.sum()), self.point.mean_output, self.price_per_hour
         )[2]
+
+    @property
+    def phase_prices(self) -> tuple[float, float]:
+        """The recommended policy's bill split into a price per million input tokens and one
+        per million output tokens, by the replica time each takes at the operating point
+        (``cost.split_by_phase``): prefill compute for an input token, TPOT(b)/b for an output
+        token at the b = L* sequences a replica runs there."""
+        priced = self.recommended.priced
+        served = priced.tokens / self.point.mean_output
+        return split_by_phase(
+            priced.cost, served * self.point.mean_prompt, priced.tokens, *self.phase_s
+        )
 
     @property
     def hpa_cost_per_million(self) -> float:
@@ -128,7 +146,7 @@ def plan(
     tpot_slo_s: float = TPOT_SLO_S,
     quota: float = QUOTA,
     startup_min: int = EXAMPLE.startup_min,
-    price_per_hour: float = EXAMPLE.price_per_hour,
+    price_per_gpu_hour: float | None = None,
     name: str = "llm",
     metric_name: str = "requests_in_flight",
     prometheus: str = "http://prometheus.monitoring.svc:9090",
@@ -139,7 +157,8 @@ def plan(
 ) -> Plan:
     """Plan a fleet for ``traffic``: a request log (``loadgen.read_trace``) or a per-minute rate
     series (``loadgen.read_rate_series``), served by ``model`` (the running example's replica by
-    default) within the promises.
+    default) within the promises, paid ``price_per_gpu_hour`` for each of its GPUs (by default
+    the replica's own GPU price: the catalogue's list price, or the running example's 2 €).
 
     The length mix is the log's own, or ``lengths``; a rate series carries no lengths, so it
     takes ``lengths`` or the Azure conversation mix. Errors, each naming the parameter: promises
@@ -164,7 +183,14 @@ def plan(
             f"({window} min = max({SCALE_DOWN_WINDOW_MIN}, startup_min)): a replay could not "
             "show one scale-down; give a log of at least that many minutes"
         )
-    price_per_hour = _check.positive("price_per_hour", price_per_hour)
+    if price_per_gpu_hour is None:
+        if model.gpu_price_per_hour is None:
+            raise ValueError(
+                "price_per_gpu_hour must be given: the replica's GPU has no list price"
+            )
+        price_per_gpu_hour = model.gpu_price_per_hour
+    price_per_gpu_hour = _check.positive("price_per_gpu_hour", price_per_gpu_hour)
+    price_per_hour = model.gpus * price_per_gpu_hour
     point = operating_point(
         lengths,
         model,
@@ -216,6 +242,9 @@ def plan(
         start_s=float(start_s),
         startup_min=startup_min,
         price_per_hour=price_per_hour,
+        price_per_gpu_hour=price_per_gpu_hour,
+        gpus=model.gpus,
+        currency=model.currency,
         rows=rows,
         recommended=best,
         why=why,
@@ -225,6 +254,7 @@ def plan(
         hpa=hpa,
         keda=keda,
         fluid=fluid,
+        phase_s=phase_seconds(model, min(max(point.concurrency_target, 1.0), model.batch)),
         hpa_run=run,
         keda_run=keda_run,
         sensitivity=startup_sensitivity(

@@ -108,6 +108,9 @@ class GPU:
     flops: float
     link_bandwidth: float
     """Bytes/s one way over NVLink, for the all-reduces of tensor parallelism."""
+    price_per_hour: float | None = None
+    """On-demand list price of one GPU-hour (``GPU_PRICES_DATED`` says where and when), or None."""
+    currency: str = "USD"
 
 
 MODELS = {
@@ -135,17 +138,27 @@ GPUS = {
     # both ways; H100 SXM datasheet: 3.35 TB/s HBM3, 989 TFLOP/s dense BF16, NVLink 900 GB/s.
     # The "80 GB" of both is 80 GiB: nvidia-smi reports 81,920 MiB, and that is what vLLM's
     # gpu_memory_utilization takes a share of (bandwidths and FLOP/s are decimal, as sold)
-    "a100-80gb": GPU("A100 80GB SXM", 80 * GiB, 2.039e12, 312e12, 300e9),
-    "h100-sxm": GPU("H100 SXM 80GB", 80 * GiB, 3.35e12, 989e12, 450e9),
+    "a100-80gb": GPU("A100 80GB SXM", 80 * GiB, 2.039e12, 312e12, 300e9, 1.99),
+    "h100-sxm": GPU("H100 SXM 80GB", 80 * GiB, 3.35e12, 989e12, 450e9, 3.24),
     "example": GPU(
         "the running example's GPU",
         80e9,
         EXAMPLE.peak_bandwidth,
         EXAMPLE.peak_flops,
         300e9,
+        EXAMPLE.price_per_hour,
+        "€",
     ),
 }
 """GPU datasheets by name."""
+
+GPU_PRICES_DATED = (
+    "on-demand price of one GPU-hour in USD, early 2026: the middle of the range listed for "
+    "Lambda, CoreWeave, vast.ai and RunPod in 'H100 vs A100 Cloud Pricing' (pricegpu.pages.dev, "
+    "2026): A100 80GB SXM 1.49-2.49, H100 SXM 2.49-3.99; hyperscalers charge more (AWS "
+    "p5.48xlarge, 8 x H100, 98.32 USD an hour before its 2026 cut). Prices move: pass your own"
+)
+"""Where the catalogue's GPU prices come from, and when."""
 
 # The running example: the source's 8 B model decodes 64 sequences of 2,000 tokens of context in
 # 25 ms a step (40 tokens/s each). On its 3 TB/s GPU that is the bandwidth efficiency (MBU)
@@ -160,7 +173,9 @@ _SPEC_FIELDS = {
         "bytes_per_param": float,
         "bytes_per_kv_value": float,
     },
-    "gpu": dict.fromkeys(("memory_bytes", "bandwidth", "flops", "link_bandwidth"), float),
+    "gpu": dict.fromkeys(
+        ("memory_bytes", "bandwidth", "flops", "link_bandwidth", "price_per_hour"), float
+    ),
 }
 
 
@@ -262,6 +277,12 @@ class ReplicaModel:
     """Tensor-parallel communication per decode step and per sequence (bytes over the link)."""
     context_tokens: float = EXAMPLE.context_tokens
     """n_ctx: the context ``tpot(b)`` assumes for each sequence (the roofline example's 2,000)."""
+    gpus: int = 1
+    """GPUs of one replica (tensor parallelism): what a replica-hour pays for."""
+    gpu_price_per_hour: float | None = EXAMPLE.price_per_hour
+    """Price of one GPU-hour (the catalogue's list price; the running example's 2 €), or None
+    when unknown (a fitted replica): the planner then needs one."""
+    currency: str = "€"
     seq_step_s: float = 0.0
     """t_seq: time a step spends per sequence it decodes at fixed bytes (activations of the
     MLP, norms, sampling), which ``fit`` measures; zero in the datasheet model."""
@@ -276,6 +297,9 @@ class ReplicaModel:
     def __post_init__(self):
         _check.integer("batch", self.batch, minimum=1)
         _check.integer("token_budget", self.token_budget, minimum=1)
+        _check.integer("gpus", self.gpus, minimum=1)
+        if self.gpu_price_per_hour is not None:
+            _check.positive("gpu_price_per_hour", self.gpu_price_per_hour)
         if not isinstance(self.chunked_prefill, bool):
             raise ValueError(f"chunked_prefill must be True or False, got {self.chunked_prefill!r}")
         if self.chunked_prefill and self.token_budget < self.batch:
@@ -320,6 +344,13 @@ class ReplicaModel:
             + np.where(tokens > 0, self.comm_fixed_s + self.comm_per_sequence_s * tokens, 0.0)
             + self.seq_step_s * b
         )
+
+    @property
+    def price_per_hour(self) -> float | None:
+        """Price of a replica-hour: GPUs × price of a GPU-hour (None when the price is unknown)."""
+        if self.gpu_price_per_hour is None:
+            return None
+        return self.gpus * self.gpu_price_per_hour
 
     @property
     def watermark_tokens(self) -> int:
@@ -432,6 +463,9 @@ class ReplicaModel:
             comm_fixed_s=comm_fixed,
             comm_per_sequence_s=comm_per_seq,
             context_tokens=context_tokens,
+            gpus=gpus,
+            gpu_price_per_hour=card.price_per_hour,
+            currency=card.currency,
         )
 
     @classmethod
@@ -496,6 +530,8 @@ class ReplicaModel:
         p_floor, per_flop = prefill
         if per_flop <= 0:
             raise ValueError("the TTFT measurements give non-positive prefill FLOP/s")
+        kwargs.setdefault("gpu_price_per_hour", None)
+        kwargs.setdefault("currency", "")
         fitted = cls(
             weight_bytes=shape.weight_bytes,
             kv_bytes_per_token=shape.kv_bytes_per_token,
