@@ -19,6 +19,7 @@ from replicaplan.autoscalers.hpa import (
     limit_without_behavior,
     replica_count,
     stabilize,
+    stabilize_without_behavior,
 )
 from replicaplan.core import symbols as S
 
@@ -160,7 +161,7 @@ def test_external_controller():
     [
         (lambda: replica_count([1.0], 0), "target"),
         (lambda: replica_count([1.0], 1, tolerance=-0.1), "tolerance"),
-        (lambda: replica_count([1.0], 1, tolerance=1.0), "tolerance"),
+        (lambda: replica_count([1.0], 1, tolerance=float("nan")), "tolerance"),
         (lambda: replica_count([1.0, math.nan], 1), "value"),
         (lambda: replica_count([None], 1), "no metrics"),
         (lambda: replica_count([1.0], 1, unready=-1), "unready"),
@@ -169,14 +170,14 @@ def test_external_controller():
         (lambda: MetricSpec("Resource", "Utilization", 50.5), "integer percent"),
         (lambda: MetricSpec("External", "Value", 0), "target"),
         (lambda: Pod(phase="Lost"), "phase"),
-        (lambda: Tolerances(scale_up=1.2), "scale_up"),
+        (lambda: Tolerances(scale_up=-0.1), "scale_up"),
         (lambda: ScalingPolicy("Pods", 1.5, 15), "Pods policy"),
         (lambda: ScalingPolicy("Pods", 1, 0), "period_s"),
         (lambda: HorizontalAutoscaler(target=1, replicas=-1), "replicas"),
         (lambda: HorizontalAutoscaler(target=1, metric="gauge"), "metric"),
         (lambda: desired_replicas(MetricSpec("Pods", "AverageValue", 1), 1), "pods"),
         (lambda: desired_replicas(MetricSpec("Object", "Value", 1), 1), "value"),
-        (lambda: Rules(tolerance=1.5, select="Disabled"), "tolerance"),
+        (lambda: Rules(tolerance=-0.5, select="Disabled"), "tolerance"),
         (lambda: stabilize(1, 1, [], 0, down_window_s=-1), "down_window_s"),
         (lambda: stabilize(1, 1, [], 0, up_window_s=-1), "up_window_s"),
         (lambda: limit_rate(1, 2, [], 0, min_replicas=5, max_replicas=2), "min_replicas"),
@@ -510,6 +511,37 @@ def test_without_behavior_the_downscale_window_holds_the_highest():
     assert stabilize(5, 3, [(-120.0, 4), (-60.0, 5)], now=0.0) == 5
     assert stabilize(5, 3, [(-120.0, 1), (-60.0, 2)], now=0.0) == 3
     assert stabilize(10, 3, [(-600.0, 10), (-540.0, 9)], now=0.0) == 3
+
+
+def test_without_behavior_the_window_maximum_is_not_bounded_by_the_current_count():
+    # stabilizeRecommendation takes the largest recommendation of the window, and only then
+    # does convertDesiredReplicasWithRules cap the scale-up at max(2 · current, 4): current 4,
+    # desired 5, a recommendation of 8 a minute ago → 8 (not 5)
+    assert stabilize_without_behavior(5, [(-60.0, 8)], now=0.0) == 8
+    assert stabilize_without_behavior(5, [(-301.0, 8)], now=0.0) == 5  # older than 300 s
+    assert stabilize_without_behavior(5, [(-300.0, 8)], now=0.0) == 8  # kept unless Before
+    a = HorizontalAutoscaler(target=10.0, replicas=4, behavior=False)
+    a.history = [(-60.0, 8)]
+    assert a.step(0.0, [12.5] * 4) == 8  # the metric alone asks for ⌈4 · 12.5/10⌉ = 5
+
+
+# TestReplicaCalcConfigurableTolerance: three pods requesting 0.9, 1.0 and 1.1 cores, a 100 %
+# target, tolerances (scale-down, scale-up) of any size, 2.0 included
+@pytest.mark.parametrize(
+    "case, tolerances, levels, expected",
+    [
+        ("Outside of a 0% tolerance", (0.0, 0.0), (909, 1010, 1111), 4),
+        ("Within a 200% scale-up tolerance", (0.1, 2.0), (1890, 1910, 1900), 3),
+        ("Outside 8% scale-up tolerance", (2.0, 0.08), (1100, 1080, 1090), 4),
+        ("Within a 36% scale-down tolerance", (0.36, 0.1), (660, 640, 650), 3),
+        ("Outside a 34% scale-down tolerance", (0.34, 0.1), (660, 640, 650), 2),
+    ],
+)
+def test_upstream_configurable_tolerances(case, tolerances, levels, expected):
+    pods = _cpu(list(levels), requests=[0.9, 1.0, 1.1])
+    spec = MetricSpec("Resource", "Utilization", 100)
+    got = desired_replicas(spec, 3, pods=pods, tolerances=Tolerances(*tolerances))
+    assert got == expected, case
 
 
 def test_a_new_autoscaler_does_not_scale_down_before_a_window():

@@ -161,3 +161,17 @@ def test_step_averages_the_windows():
 def test_bad_input(kwargs, name):
     with pytest.raises(ValueError, match=name):
         KnativeAutoscaler(**kwargs)
+
+
+def test_an_unreachable_revision_has_no_scale_down_limit_and_no_min_scale():
+    # Scale: maxScaleDown := 0. unless spec.Reachable; ScaleBounds: min ignored when the PA is
+    # not reachable. 100 ready pods that now need 1: reachable, ÷10 a step → 10; unreachable → 1
+    reachable = _upstream()
+    reachable.replicas, reachable._new = 100, False
+    assert reachable.scale(0.0, 10.0, 10.0, ready=100) == 10
+    gone = _upstream(reachable=False)
+    gone.replicas, gone._new = 100, False
+    assert gone.scale(0.0, 10.0, 10.0, ready=100) == 1
+    # a min-scale of 4 holds a reachable revision, not an unreachable one
+    assert _upstream(min_scale=4).scale(0.0, 1.0, 1.0, ready=1) == 4
+    assert _upstream(min_scale=4, reachable=False).scale(0.0, 1.0, 1.0, ready=1) == 1

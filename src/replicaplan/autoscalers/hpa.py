@@ -71,8 +71,10 @@ class Tolerances:
     scale_up: float = 0.1
 
     def __post_init__(self):
-        _check.fraction("scale_down tolerance", self.scale_down, low_open=False, high_open=True)
-        _check.fraction("scale_up tolerance", self.scale_up, low_open=False, high_open=True)
+        # any tolerance >= 0, as upstream (TestReplicaCalcConfigurableTolerance uses 2.0): a
+        # scale-down tolerance of 1 or more never scales down
+        _check.non_negative("scale_down tolerance", self.scale_down)
+        _check.non_negative("scale_up tolerance", self.scale_up)
 
     def within(self, ratio: float) -> bool:
         return (1.0 - self.scale_down) <= ratio <= (1.0 + self.scale_up)
@@ -335,6 +337,21 @@ def stabilize(
     return _stabilize(current, desired, history, now, up_window_s, down_window_s)
 
 
+def stabilize_without_behavior(desired: int, history, now: float, window_s: float = 300.0) -> int:
+    """``stabilizeRecommendation`` (horizontal.go), the path of an HPA without ``behavior``: the
+    largest of ``desired`` and every recommendation not older than the downscale window. It is
+    not bounded by the current count: current 4, desired 5 and a recommendation of 8 a minute
+    ago give 8 (the scale-up limit then applies)."""
+    desired = _check.integer("desired", desired, minimum=0)
+    window_s = _check.non_negative("window_s", window_s)
+    return _stabilize_max(desired, history, now, window_s)
+
+
+def _stabilize_max(desired, history, now, window_s) -> int:
+    cutoff = now - window_s  # upstream drops a sample only when it is Before the cutoff
+    return max([desired, *(rec for when, rec in history if when >= cutoff)])
+
+
 def _stabilize(current, desired, history, now, up_window_s, down_window_s) -> int:
     """``stabilize`` on checked values (the autoscaler's loop checks them once, when built)."""
     up, down = desired, desired
@@ -381,7 +398,7 @@ class Rules:
             raise ValueError(f"select must be 'Max', 'Min' or 'Disabled', got {self.select!r}")
         _check.non_negative("stabilization_s", self.stabilization_s)
         if self.tolerance is not None:
-            _check.fraction("tolerance", self.tolerance, low_open=False, high_open=True)
+            _check.non_negative("tolerance", self.tolerance)
         if self.select != "Disabled" and not self.policies:
             raise ValueError("policies must not be empty unless select is 'Disabled'")
 
@@ -525,7 +542,7 @@ class HorizontalAutoscaler:
 
     def __post_init__(self):
         _check.positive("target", self.target)
-        _check.fraction("tolerance", self.tolerance, low_open=False, high_open=True)
+        _check.non_negative("tolerance", self.tolerance)
         _check.positive("sync_s", self.sync_s)
         _check.non_negative("downscale_window_s", self.downscale_window_s)
         _check.integer("replicas", self.replicas, minimum=0)
@@ -609,7 +626,7 @@ class HorizontalAutoscaler:
                 self.max_replicas,
             )
         else:
-            stable = _stabilize(current, desired, self.history, now, 0.0, self.downscale_window_s)
+            stable = _stabilize_max(desired, self.history, now, self.downscale_window_s)
             self.history.append((now, desired))
             final = limit_without_behavior(current, stable, self.min_replicas, self.max_replicas)
         if final != current:

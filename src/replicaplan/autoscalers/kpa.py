@@ -11,7 +11,8 @@ Each tick (2 s) the autoscaler reads the total concurrency averaged over the sta
 (60 s) and over the panic window (10 % of it, 6 s), and wants ⌈average / target⌉ pods from
 each, where the target is the per-pod concurrency target times the target utilization:
 
-* both counts are held within [⌊ready / max_scale_down_rate⌋, ⌈ready · max_scale_up_rate⌉];
+* both counts are held within [⌊ready / max_scale_down_rate⌋, ⌈ready · max_scale_up_rate⌉]
+  (no lower limit, and no min-scale, for a revision that is not ``reachable``);
 * it enters panic when the *unclamped* panic count reaches ``panic_threshold`` × ready pods,
   stays while that holds, and leaves only when a whole stable window has passed since it last
   held (strictly more than the window); a new autoscaler over more than one ready pod starts
@@ -47,6 +48,10 @@ class KnativeAutoscaler:
     target_burst_capacity: float = 211.0
     activation_scale: int = 1
     min_scale: int = 0
+    reachable: bool = True
+    """False for a revision no route sends traffic to: ``Scale`` then sets no scale-down limit
+    (``maxScaleDown := 0.`` unless ``spec.Reachable``) and the reconciler ignores min-scale
+    (``PodAutoscaler.ScaleBounds``: "min will be ignored if the PA is not reachable")."""
     max_scale: int = 0
     """0: no upper bound."""
     initial_scale: int = 1
@@ -66,6 +71,8 @@ class KnativeAutoscaler:
     _new: bool = field(default=True, init=False)
 
     def __post_init__(self):
+        if not isinstance(self.reachable, bool):
+            raise ValueError(f"reachable must be True or False, got {self.reachable!r}")
         _check.positive("target", self.target)
         _check.fraction("target_utilization", self.target_utilization)
         _check.positive("stable_window_s", self.stable_window_s)
@@ -126,7 +133,7 @@ class KnativeAutoscaler:
                 self.panic_since, self.max_panic_pods = now, self.replicas
         pods = max(1.0, float(ready))
         max_up = _check.ceil_count(self.max_scale_up_rate * pods)
-        max_down = _check.floor_count(pods / self.max_scale_down_rate)
+        max_down = _check.floor_count(pods / self.max_scale_down_rate) if self.reachable else 0
         dspc = _check.ceil_count(observed_stable / self.target_value)
         dppc = _check.ceil_count(observed_panic / self.target_value)
         want_stable = min(max(dspc, max_down), max_up)
@@ -173,7 +180,8 @@ class KnativeAutoscaler:
             self.reached_initial = True
         if not self.reached_initial:
             wanted = max(wanted, self.initial_scale)
-        wanted = max(wanted, self.min_scale)
+        if self.reachable:
+            wanted = max(wanted, self.min_scale)
         if self.max_scale:
             wanted = min(wanted, self.max_scale)
         if wanted == 0:
