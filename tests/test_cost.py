@@ -117,7 +117,7 @@ def test_a_replica_hour_pays_for_every_gpu_at_its_list_price():
     assert one.price_per_hour == 1.99 and one.currency == "USD"
     assert four.price_per_hour == pytest.approx(4 * 3.24)
     assert ReplicaModel().price_per_hour == 2.0  # the running example's 2 € an hour
-    fitted = ReplicaModel.fit(
+    fitted, _ = ReplicaModel.fit_notes(
         "llama-3-8b", tpot=[(1, 0, 0.02), (64, 2000, 0.03)], ttft=[(100, 0.1), (200, 0.2)]
     )
     assert fitted.price_per_hour is None

@@ -89,7 +89,7 @@ def test_values_outside_the_api_bounds_are_refused(kwargs, match):
 
 
 def test_bad_target_and_bad_manifest():
-    with pytest.raises(ValueError, match="concurrency_target"):
+    with pytest.raises(ValueError, match="target must be > 0"):
         mf.hpa_manifest("llm", 0)
     with pytest.raises(ValueError, match="autoscaling/v2"):
         mf.autoscaler_from_manifest({"apiVersion": "autoscaling/v1", "spec": {}})

@@ -41,6 +41,8 @@ class Metrics:
     """Fleet total: requests waiting for a batch slot."""
     kv_occupancy: float = 0.0
     """Per replica: share of the KV-cache budget in use."""
+    kv_tokens: float = 0.0
+    """Per replica: tokens held in the KV cache."""
     in_flight: float = 0.0
     """Fleet total: requests in flight."""
 
@@ -56,12 +58,13 @@ class Controller(Protocol):
 class HPAOn:
     """The Kubernetes HPA on one or more metrics, each with its target.
 
-    ``targets`` maps 'gpu_utilization', 'concurrency' or 'kv_occupancy' (per replica, average
+    ``targets`` maps 'gpu_utilization', 'concurrency', 'kv_occupancy' or 'kv_tokens' (per
+    replica, average
     value) or 'queue' (external total, average value per replica) to a target. With several
     metrics the HPA computes a recommendation for each and takes the largest, as Kubernetes does.
     """
 
-    METRICS = ("gpu_utilization", "concurrency", "kv_occupancy", "queue")
+    METRICS = ("gpu_utilization", "concurrency", "kv_occupancy", "kv_tokens", "queue")
     # A replica that is still starting is counted as a Pending pod (unready: zero on a
     # scale-up, left out on a scale-down), which is what it is while its image is pulled.
 

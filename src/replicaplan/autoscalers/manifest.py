@@ -111,7 +111,7 @@ def _rules_dict(rules: Rules, field: str) -> dict:
 
 def hpa_manifest(
     name: str,
-    concurrency_target: float,
+    target: float,
     *,
     min_replicas: int = 1,
     max_replicas: int = 100,
@@ -120,13 +120,15 @@ def hpa_manifest(
     metric_name: str = "requests_in_flight",
     deployment: str | None = None,
 ) -> dict:
-    """The ``autoscaling/v2`` HorizontalPodAutoscaler holding ``concurrency_target`` per pod.
+    """The ``autoscaling/v2`` HorizontalPodAutoscaler holding ``target`` of ``metric_name`` per
+    pod (L* requests in flight, or the tokens of KV cache the plan targets when L* is too small
+    for an integer count).
 
     ``up`` and ``down`` default to the API's default rules (``hpa.Rules.default_up`` and
     ``default_down``), written out so that the manifest says what it does.
     """
     check_names(name, metric_name, deployment)
-    concurrency_target = _check.positive("concurrency_target", concurrency_target)
+    target = _check.positive("target", target)
     min_replicas = _check.integer("min_replicas", min_replicas, minimum=1)
     max_replicas = _check.integer("max_replicas", max_replicas, minimum=1)
     if max_replicas < min_replicas:
@@ -154,7 +156,7 @@ def hpa_manifest(
                         "metric": {"name": metric_name},
                         "target": {
                             "type": "AverageValue",
-                            "averageValue": quantity(concurrency_target),
+                            "averageValue": quantity(target),
                         },
                     },
                 }
@@ -217,12 +219,13 @@ def autoscaler_from_manifest(manifest, replicas: int = 1) -> HorizontalAutoscale
         ) from None
 
 
-def controller_from_manifest(manifest) -> HPAOn:
+def controller_from_manifest(manifest, *, signal: str = "concurrency") -> HPAOn:
     """A closed-loop controller (``control.simulate_fleet``) running the HPA of ``manifest`` on
-    the fleet's requests in flight per replica, with the manifest's bounds and behavior."""
+    the fleet's ``signal`` per replica (a ``Metrics`` field: requests in flight by default, or
+    'kv_tokens'), with the manifest's bounds and behavior."""
     hpa = autoscaler_from_manifest(manifest)
     return HPAOn(
-        {"concurrency": hpa.target},
+        {signal: hpa.target},
         up=hpa.up,
         down=hpa.down,
         min_replicas=hpa.min_replicas,
@@ -249,7 +252,7 @@ def _cron_windows(schedule: list[int], floor: int, lead_min: int) -> list[tuple[
 
 def keda_scaled_object(
     name: str,
-    concurrency_target: float,
+    target: float,
     *,
     min_replicas: int,
     max_replicas: int,
@@ -276,7 +279,7 @@ def keda_scaled_object(
     """
     hpa = hpa_manifest(
         name,
-        concurrency_target,
+        target,
         min_replicas=min_replicas,
         max_replicas=max_replicas,
         up=up,
@@ -366,7 +369,9 @@ def schedule_from_scaled_object(obj) -> list[tuple[int, int, int]]:
     return windows
 
 
-def controller_from_scaled_object(obj, *, start_s: float = 0.0) -> HPAOn:
+def controller_from_scaled_object(
+    obj, *, start_s: float = 0.0, signal: str = "concurrency"
+) -> HPAOn:
     """The HPA that KEDA makes of ``obj`` (dict or YAML), as a closed-loop controller: the
     Prometheus trigger's threshold as the per-replica target of requests in flight, the bounds
     and behavior of the object, and its cron triggers as a floor that joins the metric's
@@ -396,7 +401,7 @@ def controller_from_scaled_object(obj, *, start_s: float = 0.0) -> HPAOn:
         return max(active, default=0)
 
     return HPAOn(
-        {"concurrency": target},
+        {signal: target},
         floor=floor if windows else None,
         up=up,
         down=down,

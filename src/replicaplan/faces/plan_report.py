@@ -37,6 +37,12 @@ def summary(p: Plan, **context) -> dict:
         "operating_rate_rps": op.rate,
         "residence_s": op.residence_s,
         "concurrency_target": op.concurrency_target,
+        "scaling": {
+            "signal": p.scaling.signal,
+            "target": p.scaling.target,
+            "metric": p.hpa["spec"]["metrics"][0]["pods"]["metric"]["name"],
+            "why": p.scaling.why,
+        },
         "startup_min": p.startup_min,
         "price_per_gpu_hour": p.price_per_gpu_hour,
         "gpus_per_replica": p.gpus,
@@ -140,6 +146,7 @@ def text(p: Plan, *, log: str = "") -> str:
         f"{op.residence_s:.2f} s in the replica, concurrency target L* = "
         f"{op.concurrency_target:.1f}",
         f"replicas: {p.min_replicas} for the quietest minute, at most {p.max_replicas}",
+        f"the autoscaler holds {p.scaling.why}",
         "",
         f"the traffic replayed ({p.startup_min} min start-up, {_price_words(p)}):",
         policy_table(p).text(indent="  "),
@@ -212,9 +219,10 @@ def _blocks(p: Plan, log: str, sens) -> list[tuple]:
         ("h2", "The autoscaler"),
         (
             "p",
-            "hpa.yaml (autoscaling/v2) and keda.yaml (KEDA ScaledObject) hold the target L*, the "
-            "replica bounds and the behavior derived from the start-up time and the traffic's "
-            f"steps. Replayed second by second on this traffic the HPA paid {run.paid_hours:.1f} "
+            "hpa.yaml (autoscaling/v2) and keda.yaml (KEDA ScaledObject) hold the target, "
+            f"{p.scaling.why}, the replica bounds and the behavior derived from the start-up "
+            "time and the traffic's steps. Replayed second by second on this traffic the HPA "
+            f"paid {run.paid_hours:.1f} "
             f"replica-hours, had requests waiting in {run.queued_seconds} s, changed size "
             f"{run.scale_changes} times and cost {p.hpa_cost_per_million:.3f} per million output "
             "tokens.",

@@ -13,6 +13,7 @@ import numpy as np
 
 from replicaplan.core import _check
 from replicaplan.core.example import EXAMPLE
+from replicaplan.serving.fluid import MeasuredReplica
 from replicaplan.serving.queueing import littles_law
 from replicaplan.serving.replica import ReplicaModel, simulate_open
 from replicaplan.simulation.capacity import QUOTA, TPOT_SLO_S, TTFT_SLO_S, replica_sweep
@@ -104,4 +105,47 @@ def operating_point(
         concurrency_target=littles_law(rate, residence),
         mean_prompt=mean_prompt,
         mean_output=mean_output,
+    )
+
+
+MIN_HOLDABLE_CONCURRENCY = 2.0
+"""Below this many requests in flight per replica an autoscaler cannot hold its target: each
+replica's gauge reads a small integer (0, 1, 2) whose average over a handful of replicas jumps
+by whole units, so the HPA's ±10 % band is never met and it flaps, or reads 0 and never sees
+load."""
+
+
+@dataclass(frozen=True)
+class ScalingSignal:
+    """What the autoscaler reads per replica and the value it holds there."""
+
+    signal: str
+    """A ``Metrics`` field: 'concurrency' (requests in flight) or 'kv_tokens' (KV-cache tokens)."""
+    target: float
+    metric_name: str
+    """The default name of the per-pod metric the manifests scale on."""
+    why: str
+
+
+def scaling_signal(point: OperatingPoint, replica: MeasuredReplica) -> ScalingSignal:
+    """L* requests in flight when L* ≥ ``MIN_HOLDABLE_CONCURRENCY``; else the tokens of KV cache a
+    replica holds at ρ*μ*, τ(ℓ(ρ*μ*)) on the measured replica, a quantity in the thousands that
+    moves smoothly with the load (each request in flight holds its prompt and its answer so far).
+    """
+    L = point.concurrency_target
+    if L >= MIN_HOLDABLE_CONCURRENCY:
+        return ScalingSignal(
+            "concurrency",
+            L,
+            "requests_in_flight",
+            f"requests in flight per replica, L* = {L:.1f}",
+        )
+    tokens = float(replica.kv_tokens(replica.in_flight_at(point.rate)))
+    return ScalingSignal(
+        "kv_tokens",
+        tokens,
+        "kv_cache_tokens",
+        f"tokens in the KV cache per replica, {tokens:,.0f}: L* = {L:.2f} requests in flight is "
+        f"below {MIN_HOLDABLE_CONCURRENCY:g}, too few for an autoscaler to hold on a count that "
+        "moves by whole requests",
     )

@@ -8,7 +8,8 @@
 * ``schedule``: minimum replicas per clock hour learned from the log's earlier days;
 * ``reserve``: the spares for the log's steepest ramp and largest step;
 * ``behavior``: the HPA's scale-up and scale-down rules from the start-up and the log;
-* ``calibration``: the fluid replica the replays run on, and the manifests replayed from YAML.
+* ``calibration``: the replica the replays run on (the discrete replica's steady states on the
+  log's mix), and the manifests replayed from YAML.
 
 Layer: planner.
 """
@@ -27,8 +28,14 @@ from replicaplan.core import _check
 from replicaplan.core.example import EXAMPLE
 from replicaplan.economics.cost import phase_seconds, price_run, split_by_phase
 from replicaplan.planner.behavior import behavior, scale_down_window_min
-from replicaplan.planner.calibration import fluid_replica, hpa_replay, keda_replay
-from replicaplan.planner.operating import OperatingPoint, operating_point
+from replicaplan.planner.calibration import hpa_replay, keda_replay, measured_replica
+from replicaplan.planner.operating import (
+    MIN_HOLDABLE_CONCURRENCY,
+    OperatingPoint,
+    ScalingSignal,
+    operating_point,
+    scaling_signal,
+)
 from replicaplan.planner.replay import (
     POLICY_KINDS,
     SENSITIVITY_STARTUPS,
@@ -40,7 +47,7 @@ from replicaplan.planner.replay import (
 )
 from replicaplan.planner.reserve import largest_step_reserve, spares_for, steepest_ramp_reserve
 from replicaplan.planner.schedule import SCHEDULE_MIN_DAYS, days_covered, learned_forecast, schedule
-from replicaplan.serving.fluid import FluidReplica, replicas_needed
+from replicaplan.serving.fluid import MeasuredReplica, replicas_needed
 from replicaplan.serving.replica import ReplicaModel
 from replicaplan.simulation.capacity import QUOTA, TPOT_SLO_S, TTFT_SLO_S
 from replicaplan.simulation.control import FleetRun
@@ -59,7 +66,10 @@ __all__ = [
     "StartupSensitivity",
     "behavior",
     "days_covered",
-    "fluid_replica",
+    "MIN_HOLDABLE_CONCURRENCY",
+    "ScalingSignal",
+    "measured_replica",
+    "scaling_signal",
     "hpa_replay",
     "keda_replay",
     "largest_step_reserve",
@@ -100,8 +110,10 @@ class Plan:
     max_replicas: int
     hpa: dict
     keda: dict
-    fluid: FluidReplica
-    """The calibrated fluid replica both replays ran on (``fluid_replica``)."""
+    replica: MeasuredReplica
+    """The discrete replica's steady states on the log's mix, which both replays ran on."""
+    scaling: ScalingSignal
+    """What the manifests scale on, and why."""
     phase_s: tuple[float, float]
     """Replica seconds of an input token and of an output token at the operating point."""
     hpa_run: FleetRun
@@ -148,7 +160,7 @@ def plan(
     startup_min: int = EXAMPLE.startup_min,
     price_per_gpu_hour: float | None = None,
     name: str = "llm",
-    metric_name: str = "requests_in_flight",
+    metric_name: str | None = None,
     prometheus: str = "http://prometheus.monitoring.svc:9090",
     start_s: float | None = None,
     n_requests: int = 4000,
@@ -217,24 +229,33 @@ def plan(
     low = max(1, replicas_needed(float(rate.min()), mu, target))
     high = max(low + 1, 2 * replicas_needed(float(rate.max()), mu, target))
     up, down = behavior(rate, mu, target, startup_min)
+    mix = lengths.length_mix() if isinstance(lengths, TraceFile) else lengths
+    measured = measured_replica(model, mix, point, n_requests=n_requests, seed=seed)
+    scaling = scaling_signal(point, measured)
+    metric_name = metric_name or scaling.metric_name
     # the same target, bounds and behavior in both manifests
     shared = dict(min_replicas=low, max_replicas=high, up=up, down=down, metric_name=metric_name)
-    hpa = hpa_manifest(name, point.concurrency_target, **shared)
+    hpa = hpa_manifest(name, scaling.target, **shared)
     scheduled = table if table is not None and best.policy.forecast else None
     keda = keda_scaled_object(
         name,
-        point.concurrency_target,
+        scaling.target,
         **shared,
         prometheus=prometheus,
         schedule=scheduled,
         lead_min=startup_min,
     )
-    fluid = fluid_replica(model, point)
-    run = hpa_replay(rate, hpa, fluid, startup_min=startup_min, seed=seed)
+    run = hpa_replay(rate, hpa, measured, startup_min=startup_min, signal=scaling.signal, seed=seed)
     keda_run = None
     if scheduled is not None:
         keda_run = keda_replay(
-            rate, keda, fluid, startup_min=startup_min, start_s=start_s, seed=seed
+            rate,
+            keda,
+            measured,
+            startup_min=startup_min,
+            start_s=start_s,
+            signal=scaling.signal,
+            seed=seed,
         )
     return Plan(
         point=point,
@@ -253,7 +274,8 @@ def plan(
         max_replicas=high,
         hpa=hpa,
         keda=keda,
-        fluid=fluid,
+        replica=measured,
+        scaling=scaling,
         phase_s=phase_seconds(model, min(max(point.concurrency_target, 1.0), model.batch)),
         hpa_run=run,
         keda_run=keda_run,

@@ -1,7 +1,8 @@
 """The closed loop: traffic → replicas → metrics → controller → replicas, second by second.
 
-The replicas are ``fleet.FluidReplica`` (the batching replica in its fluid limit), so a whole
-day (86,400 s, millions of requests) runs in about a second:
+The replicas are a ``FluidReplica`` (the batching replica in its fluid limit) or a
+``MeasuredReplica`` (the discrete replica's measured steady states), so a whole day (86,400 s,
+millions of requests) runs in about a second:
 
 * requests are spread evenly over the ready replicas (a load balancer); L = in flight per
   replica, running b = min(L, B), waiting L − b in the replica's queue;
@@ -13,7 +14,8 @@ day (86,400 s, millions of requests) runs in about a second:
 Metrics sampled for the controllers, per replica unless said otherwise: ``gpu_utilization``
 (``fleet.gpu_utilization``, what nvidia-smi reports), ``concurrency`` (requests in flight, L),
 ``queue`` (requests waiting for a slot, summed over the fleet), ``kv_occupancy`` (running
-sequences' KV bytes over the memory left after the weights).
+sequences' KV bytes over the memory left after the weights), ``kv_tokens`` (tokens held in the
+KV cache).
 """
 
 from __future__ import annotations
@@ -25,7 +27,12 @@ import numpy as np
 from replicaplan.autoscalers.controllers import Controller, HPAOn, Metrics
 from replicaplan.core import _check
 from replicaplan.core.example import EXAMPLE
-from replicaplan.serving.fluid import FluidReplica, gpu_utilization, replicas_needed, warm_in_flight
+from replicaplan.serving.fluid import (
+    FluidReplica,
+    MeasuredReplica,
+    gpu_utilization,
+    replicas_needed,
+)
 from replicaplan.simulation.fleet import Fleet
 from replicaplan.traffic.synthetic import reference_traffic
 
@@ -94,68 +101,69 @@ def simulate_fleet(
     controller: Controller,
     *,
     startup_s: float = EXAMPLE.startup_min * 60,
-    replica: FluidReplica | None = None,
+    replica: FluidReplica | MeasuredReplica | None = None,
     initial: int | None = None,
     seed: int = 0,
     poisson: bool = True,
     warm: bool = True,
+    metric_window_s: int = 0,
 ) -> FleetRun:
     """Run traffic ``rate`` (req/s, one value a second) through a fleet driven by ``controller``.
 
     The fleet starts with ``initial`` ready replicas; by default the fewest that carry the
     first second's traffic at full capacity, ⌈λ(0)/μ⌉, from which the controller takes over.
     With ``warm`` the first second's requests are already in flight (λ(0) · W_s(B)).
+    With ``metric_window_s`` > 0 the per-replica signals (requests in flight, KV-cache tokens)
+    a controller reads are their means over that many past seconds, as a metrics pipeline that
+    averages its scrapes (``avg_over_time(...[1m])``) serves them; 0 reads the second itself.
     """
+    metric_window_s = _check.integer("metric_window_s", metric_window_s, minimum=0)
     rate = _check.rates("rate", rate)
     startup_s = _check.non_negative("startup_s", startup_s)
     replica = replica or FluidReplica()
-    B = replica.model.batch
+    B = replica.batch
     mu = replica.capacity_rps
     n = rate.size
     arrivals = np.random.default_rng(seed).poisson(rate) if poisson else rate.copy()
     arrivals = arrivals.astype(float).tolist()
-
-    # c(b) on a fine grid of b, for speed (b is continuous in the fluid limit); the grid's
-    # points are k/4, exact in binary, so the cell of b is ⌊4b⌋ and the value is np.interp's
-    # own slope · (b − b_k) + c_k, bit for bit
-    grid = np.linspace(0, B, 4 * B + 1)
-    c_grid = replica.completion_rate(grid)
-    c_list, g_list, last = c_grid.tolist(), grid.tolist(), grid.size - 1
-    slopes = (np.diff(c_grid) / np.diff(grid)).tolist()
-
-    def completion(b: float) -> float:
-        k = int(4 * b)
-        if k >= last:
-            return c_list[last]
-        return slopes[k] * (b - g_list[k]) + c_list[k]
+    advance = replica.stepper()
 
     first = max(1, replicas_needed(float(rate[0]), mu)) if initial is None else initial
     fleet = Fleet(ready=_check.integer("initial", first, minimum=1), startup=startup_s)
-    in_flight = warm_in_flight(float(rate[0]), replica) if warm else 0.0
+    in_flight = replica.warm(float(rate[0])) if warm else 0.0
     out = {k: np.zeros(n) for k in ("ready", "paid", "in_flight", "waiting", "served", "util")}
+    per_s, tokens_s = [0.0] * n, [0.0] * n  # per replica, each second (for the window)
     next_sync = 0.0
     for t in range(n):
         fleet.admit(t)
         ready = fleet.ready
-        in_flight += arrivals[t]
-        b = min(in_flight / ready, B)
-        served = min(ready * completion(b), in_flight)
-        in_flight -= served
+        in_flight, served = advance(in_flight, arrivals[t], ready)
         per = in_flight / ready
         waiting = max(0.0, in_flight - ready * B)
         out["ready"][t], out["paid"][t] = ready, fleet.paid
         out["in_flight"][t], out["waiting"][t] = in_flight, waiting
         out["served"][t] = served
+        if metric_window_s:
+            per_s[t] = per
+            tokens_s[t] = float(replica.kv_tokens(per))
         if t >= next_sync:
             next_sync += controller.period_s
+            if metric_window_s:
+                first = max(0, t + 1 - metric_window_s)
+                seen = per_s[first : t + 1]
+                per_read = sum(seen) / len(seen)
+                tokens_read = sum(tokens_s[first : t + 1]) / len(seen)
+            else:
+                per_read, tokens_read = per, float(replica.kv_tokens(per))
             m = Metrics(
                 now=float(t),
                 ready=ready,
                 starting=len(fleet.starting),
                 gpu_utilization=gpu_utilization(per, replica.busy_requests),
-                concurrency=per,
+                concurrency=per_read,
                 queue=waiting,
                 kv_occupancy=float(replica.kv_occupancy(min(per, B))),
+                kv_tokens=tokens_read,
                 in_flight=in_flight,
             )
             fleet.resize(max(1, int(controller.decide(m))), t)
