@@ -131,7 +131,10 @@ def test_plan_your_fleet_prose():
     assert g["sens_first_short"] <= g["w_start"] < g["sens_sched_short"]
     assert g["sens_same"] == 1  # doubling the price keeps the recommendation
     assert g["sens_mu_lo"] < g["sens_mu_hi"] and g["sens_cost_lo"] > g["sens_cost_hi"]
-    assert g["h_kappa"] > 1  # the discrete replica is slower than its fluid limit
+    # the replay's replica: measured at several rates "from a twentieth of mu* up to the last it
+    # keeps up with", its metric averaged over a minute; the HPA lets requests wait at times
+    assert g["h_points"] >= 5 and 0.5 < g["h_top"] <= 4.0 and g["h_window"] == 60
+    assert g["h_queued"] > 0 and g["h_changes"] > 0
 
 
 def test_capacity_prose():
@@ -144,6 +147,16 @@ def test_capacity_prose():
     lam = round(g["friends_rate"], 2)
     assert g["strangers_ok"] == pytest.approx(1 - math.exp(-(2.5 - lam) * 3.0), abs=0.03)
     assert g["strangers_stay"] == pytest.approx(1 / (2.5 - lam), rel=0.1)  # M/M/1 mean stay
+
+
+def test_capacity_chunking_prose():
+    """ "The capacity hardly moves"; the mean gap is the same either way; the first token comes
+    later with chunks, at the median and at the 90th percentile."""
+    g = glued("capacity")
+    assert g["mu_apart"] == pytest.approx(g["mu_real"], rel=0.02)
+    assert g["chunked_tpot90_ms"] == pytest.approx(g["apart_tpot90_ms"], rel=0.02)
+    assert g["chunked_ttft50_ms"] > g["apart_ttft50_ms"]
+    assert g["chunked_ttft90_ms"] > g["apart_ttft90_ms"]
 
 
 def test_time_to_start_prose():
@@ -172,4 +185,6 @@ def test_utilization_prose():
     m_kv_mha = 2 * 32 * 32 * 128 * 2  # K and V, 32 layers, 32 heads of 128 values, 2 bytes
     assert g["mha_kv_gb"] == pytest.approx(64 * 2000 * m_kv_mha / 1e9)  # 67.1 GB
     assert g["mha_total_gb"] == pytest.approx(g["mha_kv_gb"] + 16)
-    assert g["mha_total_gb"] > g["gpu_gb"] == pytest.approx(80)
+    # more than vLLM's 90 % of the H100's 80 GiB (77.3 GB), which is all an engine takes
+    assert g["mha_total_gb"] > g["gpu_usable_gb"] == pytest.approx(0.9 * 80 * 2**30 / 1e9)
+    assert g["gpu_gib"] == 80

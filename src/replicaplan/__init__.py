@@ -46,6 +46,7 @@ _EXPORTS = {
     "simulate_open": "serving.replica",
     "simulate_closed": "serving.replica",
     "FluidReplica": "serving.fluid",
+    "MeasuredReplica": "serving.fluid",
     "replicas_needed": "serving.fluid",
     "mm1_capacity": "serving.queueing",
     # traffic
