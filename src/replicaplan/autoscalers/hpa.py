@@ -354,12 +354,9 @@ def _stabilize_max(desired, history, now, window_s) -> int:
 
 def _stabilize(current, desired, history, now, up_window_s, down_window_s) -> int:
     """``stabilize`` on checked values (the autoscaler's loop checks them once, when built)."""
-    up, down = desired, desired
-    for when, rec in history:
-        if when > now - up_window_s:
-            up = min(up, rec)
-        if when > now - down_window_s:
-            down = max(down, rec)
+    cut_up, cut_down = now - up_window_s, now - down_window_s
+    up = min([desired, *(rec for when, rec in history if when > cut_up)])
+    down = max([desired, *(rec for when, rec in history if when > cut_down)])
     return min(max(current, up), down)
 
 

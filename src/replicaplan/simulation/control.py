@@ -131,8 +131,8 @@ def simulate_fleet(
     first = max(1, replicas_needed(float(rate[0]), mu)) if initial is None else initial
     fleet = Fleet(ready=_check.integer("initial", first, minimum=1), startup=startup_s)
     in_flight = replica.warm(float(rate[0])) if warm else 0.0
-    out = {k: np.zeros(n) for k in ("ready", "paid", "in_flight", "waiting", "served", "util")}
-    per_s, tokens_s = [0.0] * n, [0.0] * n  # per replica, each second (for the window)
+    out = {k: [0.0] * n for k in ("ready", "paid", "in_flight", "waiting", "served")}
+    per_s = [0.0] * n  # requests in flight per replica, each second (for the window)
     next_sync = 0.0
     for t in range(n):
         fleet.admit(t)
@@ -145,14 +145,13 @@ def simulate_fleet(
         out["served"][t] = served
         if metric_window_s:
             per_s[t] = per
-            tokens_s[t] = float(replica.kv_tokens(per))
         if t >= next_sync:
             next_sync += controller.period_s
             if metric_window_s:
                 first = max(0, t + 1 - metric_window_s)
                 seen = per_s[first : t + 1]
                 per_read = sum(seen) / len(seen)
-                tokens_read = sum(tokens_s[first : t + 1]) / len(seen)
+                tokens_read = float(np.mean(replica.kv_tokens(seen)))
             else:
                 per_read, tokens_read = per, float(replica.kv_tokens(per))
             m = Metrics(
@@ -168,6 +167,7 @@ def simulate_fleet(
             )
             fleet.resize(max(1, int(controller.decide(m))), t)
     # the counter as it read each second (the controller saw the same values at its syncs)
+    out = {k: np.array(v, dtype=float) for k, v in out.items()}
     out["util"] = gpu_utilization(out["in_flight"] / out["ready"], replica.busy_requests)
     return FleetRun(
         rate=rate,
