@@ -698,8 +698,10 @@ def simulate_open(model: ReplicaModel, arrival, prompt, output) -> Trace:
     if not np.all(np.isfinite(arrival)) or np.any(np.diff(arrival) < 0):
         raise ValueError("arrival must hold finite, non-decreasing times")
     prompt, output = _lengths(prompt, output, arrival.size)
-    incoming = [(t, i) for i, t in enumerate(arrival.tolist())]  # sorted, hence a heap
-    return _Engine(model, incoming, prompt, output, arrival.size, think=None).run()
+    times = arrival.tolist()
+    # the separate-pass loop reads arrivals from a heap; sorted, the list is one already
+    incoming = [] if model.chunked_prefill else [(t, i) for i, t in enumerate(times)]
+    return _Engine(model, incoming, prompt, output, arrival.size, think=None, times=times).run()
 
 
 def simulate_closed(
@@ -733,9 +735,11 @@ class _Engine:
     produced g_i + (steps − s_i) tokens; its cache holds prompt_i plus those tokens.
     """
 
-    def __init__(self, model, incoming, prompt, output, n, think):
+    def __init__(self, model, incoming, prompt, output, n, think, times=None):
         self.m = model
         self.incoming = incoming
+        self.times = times
+        """An open loop's arrival times, sorted (the chunked loop reads them by index)."""
         self.prompt = prompt[:n].tolist()
         self.output = output[:n].tolist()
         self.n = n
@@ -897,6 +901,11 @@ class _Engine:
         arrival_at, first, end = self.arrival, self.first, self.end
         admit_step, preempted = self.admit_step, self.preempted
         left = [0] * n
+        inf = math.inf
+        # the next arrival's time: read off the sorted times of an open loop, or the heap's head
+        # in a closed loop (where a completion can bring one forward)
+        times = self.times if think is None else None
+        nxt = (times[0] if times else inf) if think is None else incoming[0][0]
 
         t = 0.0
         steps = 0
@@ -909,17 +918,27 @@ class _Engine:
         cached = 0
 
         def finish(i: int, now: float) -> None:
+            nonlocal nxt
             end[i] = now
             if think is not None:
-                push(incoming, (now + think[i], -1 - user_of[i]))
+                when = now + think[i]
+                push(incoming, (when, -1 - user_of[i]))
+                if arrived < n and when < nxt:
+                    nxt = when
 
         while finished < n:
-            while arrived < n and incoming and incoming[0][0] <= t:
-                when, key = pop(incoming)
+            while nxt <= t:
                 i = arrived
                 arrived += 1
+                if times is not None:
+                    when = nxt
+                    user_of[i] = -1 - i
+                    nxt = times[arrived] if arrived < n else inf
+                else:
+                    when, key = pop(incoming)
+                    user_of[i] = -1 - key
+                    nxt = incoming[0][0] if arrived < n and incoming else inf
                 arrival_at[i] = when
-                user_of[i] = -1 - key
                 if prompt[i] + output[i] > room:  # could never fit the cache: turned away
                     self.rejected[i] = True
                     first[i] = when
@@ -1000,9 +1019,9 @@ class _Engine:
             if not order:  # idle
                 if waiting:
                     raise RuntimeError("a request that fits the cache was not admitted")
-                if arrived < n and incoming:
-                    if incoming[0][0] > t:
-                        t = incoming[0][0]
+                if nxt < inf:
+                    if nxt > t:
+                        t = nxt
                     continue
                 break
             # a run of pure decode steps, up to the next completion, the cache's end, or the
@@ -1014,8 +1033,8 @@ class _Engine:
             k = running[0][0] - steps
             if finite and (K - cached) // b < k:
                 k = int((K - cached) // b)
-            if b < B and not waiting and arrived < n and incoming:
-                dt = incoming[0][0] - t
+            if b < B and not waiting and nxt < inf:
+                dt = nxt - t
                 if dt <= 0:
                     k = 1
                 else:  # the fewest steps a, a + c, a + 2c, ... that reach dt
