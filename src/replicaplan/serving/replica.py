@@ -962,6 +962,7 @@ class _Engine:
                         decoding -= 1
                     preempted[j] += 1
                     waiting.appendleft(j)
+            stepped = False
             if filling or (waiting and len(order) < B):
                 # the prompt tokens of the step: partial prefills first, then the queue's head
                 spare = budget - decoding
@@ -1008,15 +1009,8 @@ class _Engine:
                         else:
                             admit_step[j] = steps
                             push(running, (steps + output[j] - produced[j], j))
-                    while running and running[0][0] <= steps:
-                        j = pop(running)[1]
-                        order.remove(j)
-                        cached -= prompt[j] + output[j]
-                        produced[j] = output[j]
-                        finish(j, t)
-                        finished += 1
-                    continue
-            if not order:  # idle
+                    stepped = True
+            if not stepped and not order:  # idle
                 if waiting:
                     raise RuntimeError("a request that fits the cache was not admitted")
                 if nxt < inf:
@@ -1024,35 +1018,36 @@ class _Engine:
                         t = nxt
                     continue
                 break
-            # a run of pure decode steps, up to the next completion, the cache's end, or the
-            # next arrival that could be admitted (none can while others wait: the cache only
-            # fills until a completion)
-            b = decoding
-            a = base + per_seq * b + cached * mkv_bw
-            c = b * mkv_bw
-            k = running[0][0] - steps
-            if finite and (K - cached) // b < k:
-                k = int((K - cached) // b)
-            if b < B and not waiting and nxt < inf:
-                dt = nxt - t
-                if dt <= 0:
+            if not stepped:
+                # a run of pure decode steps, up to the next completion, the cache's end, or the
+                # next arrival that could be admitted (none can while others wait: the cache only
+                # fills until a completion)
+                b = decoding
+                a = base + per_seq * b + cached * mkv_bw
+                c = b * mkv_bw
+                k = running[0][0] - steps
+                if finite and (K - cached) // b < k:
+                    k = int((K - cached) // b)
+                if b < B and not waiting and nxt < inf:
+                    dt = nxt - t
+                    if dt <= 0:
+                        k = 1
+                    else:  # the fewest steps a, a + c, a + 2c, ... that reach dt
+                        h = a - c / 2
+                        s = ceil((-h + sqrt(h * h + 2 * c * dt)) / c) if c > 0 else ceil(dt / a)
+                        if s < 1:
+                            s = 1
+                        while s > 1 and (s - 1) * a + c * (s - 1) * (s - 2) / 2 >= dt:
+                            s -= 1
+                        while s * a + c * s * (s - 1) / 2 < dt:
+                            s += 1
+                        if s < k:
+                            k = s
+                if k < 1:
                     k = 1
-                else:  # the fewest steps a, a + c, a + 2c, ... that reach dt
-                    h = a - c / 2
-                    s = ceil((-h + sqrt(h * h + 2 * c * dt)) / c) if c > 0 else ceil(dt / a)
-                    if s < 1:
-                        s = 1
-                    while s > 1 and (s - 1) * a + c * (s - 1) * (s - 2) / 2 >= dt:
-                        s -= 1
-                    while s * a + c * s * (s - 1) / 2 < dt:
-                        s += 1
-                    if s < k:
-                        k = s
-            if k < 1:
-                k = 1
-            t += k * a + c * k * (k - 1) / 2
-            steps += k
-            cached += k * b
+                t += k * a + c * k * (k - 1) / 2
+                steps += k
+                cached += k * b
             while running and running[0][0] <= steps:
                 j = pop(running)[1]
                 order.remove(j)
