@@ -316,6 +316,11 @@ def zero_rates(tmp_path):
             ],
             "--price is required",
         ),
+        (["--gpus", "0"], "--gpus must be an integer from 1 to 64, got 0"),
+        (["--batch", "0"], "--batch must be an integer from 1 to 16,384, got 0"),
+        (["--batch", "1000000000"], "--batch must be an integer from 1 to 16,384"),
+        (["--gpus", "2"], "--gpus needs --model and --gpu"),
+        (["--prometheus", "prometheus:9090"], "--prometheus must be an http"),
     ],
 )
 def test_bad_plans_exit_2_and_write_nothing(capsys, tmp_path, extra, match):
@@ -328,6 +333,24 @@ def test_bad_plans_exit_2_and_write_nothing(capsys, tmp_path, extra, match):
     assert main(args) == 2
     assert re.search(match, capsys.readouterr().err)
     assert list(out.iterdir()) == []
+
+
+def test_options_are_applied_not_ignored(capsys):
+    """--batch on the running example changes its replica (a smaller cap, a smaller mu*); the
+    manifests' metric follows the target: requests in flight for L* >= 2 unless --metric says."""
+    base = ["plan", "--log", str(SAMPLE_LOG), "--json"]
+    assert main(base) == 0
+    default = json.loads(capsys.readouterr().out)
+    assert main([*base, "--batch", "16"]) == 0
+    small = json.loads(capsys.readouterr().out)
+    assert small["mu_star_rps"] < 0.5 * default["mu_star_rps"]
+    assert default["scaling"]["metric"] == "requests_in_flight"
+    assert main([*base, "--metric", "vllm_in_flight"]) == 0
+    assert json.loads(capsys.readouterr().out)["scaling"]["metric"] == "vllm_in_flight"
+    code = ["plan", "--log", str(SAMPLE_LOG.parent / "code_sample.csv"), "--json"]
+    assert main([*code, "--model", "llama-3-8b", "--gpu", "a100-80gb"]) == 0
+    scaling = json.loads(capsys.readouterr().out)["scaling"]
+    assert scaling["metric"] == "kv_cache_tokens" and scaling["signal"] == "kv_tokens"
 
 
 def test_a_report_directory_in_use_is_refused(capsys, tmp_path):

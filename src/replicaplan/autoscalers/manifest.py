@@ -60,6 +60,12 @@ _DNS_SUBDOMAIN = re.compile(rf"{_DNS_LABEL}(\.{_DNS_LABEL})*")
 _METRIC = re.compile(r"[a-zA-Z_:][a-zA-Z0-9_:]*")
 
 
+def check_prometheus(address) -> None:
+    """Refuse a Prometheus address KEDA's scaler could not query: not an http(s) URL."""
+    if not isinstance(address, str) or not address.startswith(("http://", "https://")):
+        raise ValueError(f"prometheus must be an http(s) URL, got {address!r}")
+
+
 def check_names(name, metric_name="requests_in_flight", deployment=None) -> None:
     """Refuse what the API server or Prometheus would: an object or Deployment name that is not a
     DNS-1123 subdomain (lower-case letters, digits, '-' and '.', at most 253 characters, starting
@@ -289,8 +295,7 @@ def keda_scaled_object(
         deployment=deployment,
     )
     spec = hpa["spec"]
-    if not isinstance(prometheus, str) or not prometheus.startswith(("http://", "https://")):
-        raise ValueError(f"prometheus must be an http(s) URL, got {prometheus!r}")
+    check_prometheus(prometheus)
     lead_min = _check.integer("lead_min", lead_min, minimum=0)
     triggers = [
         {

@@ -206,13 +206,31 @@ def _hardware(kind: str, text: str):
         raise ValueError(f"--{err}") from None
 
 
+MAX_GPUS = 64
+"""The most GPUs a replica may span (--gpus): a tensor-parallel group is at most a few nodes."""
+MAX_BATCH = 16_384
+"""The largest batch cap --batch takes; the replica's state grows with it."""
+
+
 def _replica(args: argparse.Namespace):
     """The replica the plan sizes: the running example, a datasheet, or a fit to measurements."""
-    from replicaplan.serving.replica import ReplicaModel
+    from dataclasses import replace
 
+    from replicaplan.serving.replica import TOKEN_BUDGET, ReplicaModel
+
+    for option, value, top in (("--gpus", args.gpus, MAX_GPUS), ("--batch", args.batch, MAX_BATCH)):
+        if value is not None and not 1 <= value <= top:
+            raise ValueError(f"{option} must be an integer from 1 to {top:,}, got {value}")
     fitting = bool(args.tpot_point or args.ttft_point)
     if not (args.model or args.gpu or fitting):
-        return ReplicaModel()
+        if args.gpus not in (None, 1):
+            raise ValueError("--gpus needs --model and --gpu: the running example is one GPU")
+        if args.batch is None:
+            return ReplicaModel()
+        # the example's replica with another batch cap; the token budget at least the batch
+        return replace(ReplicaModel(), batch=args.batch, token_budget=max(TOKEN_BUDGET, args.batch))
+    args.gpus = args.gpus or 1
+    args.batch = args.batch or 64
     if not args.model:
         raise ValueError("--model is required with --gpu, --tpot-point or --ttft-point")
     shape = _hardware("model", args.model)
@@ -236,7 +254,14 @@ def _replica(args: argparse.Namespace):
         if sheet
         else {}
     )
-    fitted, notes = ReplicaModel.fit_notes(shape, tpot=tpot, ttft=ttft, batch=args.batch, **memory)
+    fitted, notes = ReplicaModel.fit_notes(
+        shape,
+        tpot=tpot,
+        ttft=ttft,
+        batch=args.batch,
+        token_budget=max(TOKEN_BUDGET, args.batch),
+        **memory,
+    )
     for note in notes:
         print(f"note: {note}", file=sys.stderr)
     return fitted
@@ -261,7 +286,7 @@ def _progress(share: float) -> None:
 
 
 def _plan(args: argparse.Namespace) -> str:
-    from replicaplan.autoscalers.manifest import check_names, to_yaml
+    from replicaplan.autoscalers.manifest import check_names, check_prometheus, to_yaml
     from replicaplan.faces.files import write_whole
     from replicaplan.faces.plan_report import check_report_dir, summary, text, write_report
     from replicaplan.planner.plan import plan
@@ -280,7 +305,13 @@ def _plan(args: argparse.Namespace) -> str:
             check_report_dir(args.report)  # before minutes of work, not after
         except ValueError as err:
             raise ValueError(f"--report: {err}") from None
-    check_names(args.name, args.metric)  # before minutes of work, not after
+    # names, addresses and sizes the API server, Prometheus or memory would refuse: before minutes
+    # of work, not after
+    check_names(args.name, args.metric or "requests_in_flight")
+    try:
+        check_prometheus(args.prometheus)
+    except ValueError as err:
+        raise ValueError(f"--{err}") from None
     model = _replica(args)
     if args.price is not None and not args.price > 0:
         raise ValueError(f"--price must be > 0, got {args.price:g}")
@@ -533,8 +564,15 @@ def build_parser() -> argparse.ArgumentParser:
         "--model", help="model shape: a name (llama-3-8b, llama-3-70b, example-8b) or key=value,…"
     )
     pl.add_argument("--gpu", help="GPU: a name (a100-80gb, h100-sxm, example) or key=value,…")
-    pl.add_argument("--gpus", type=int, default=1, help="GPUs per replica (tensor parallel)")
-    pl.add_argument("--batch", type=int, default=64, help="batch cap B (max_num_seqs)")
+    pl.add_argument(
+        "--gpus", type=int, default=None, help=f"GPUs per replica, 1 to {MAX_GPUS} (default 1)"
+    )
+    pl.add_argument(
+        "--batch",
+        type=int,
+        default=None,
+        help=f"batch cap B (max_num_seqs), 1 to {MAX_BATCH} (default: 64)",
+    )
     pl.add_argument(
         "--tpot-point",
         action="append",
@@ -560,7 +598,12 @@ def build_parser() -> argparse.ArgumentParser:
         "GPU's on-demand list price in the catalogue; the running example's 2)",
     )
     pl.add_argument("--name", default="llm", help="name of the HPA and of its Deployment")
-    pl.add_argument("--metric", default="requests_in_flight", help="per-pod concurrency metric")
+    pl.add_argument(
+        "--metric",
+        default=None,
+        help="name of the per-pod metric the manifests scale on (default: requests_in_flight, "
+        "or kv_cache_tokens when L* is below 2 requests)",
+    )
     pl.add_argument(
         "--prometheus",
         default="http://prometheus.monitoring.svc:9090",

@@ -417,7 +417,7 @@ class ReplicaModel:
         step_floor_s: float = 0.0,
         prefill_floor_s: float = 0.0,
         memory_utilization: float = MEMORY_UTILIZATION,
-        token_budget: int = TOKEN_BUDGET,
+        token_budget: int | None = None,
         allreduce_latency_s: float = 10e-6,
         context_tokens: float = EXAMPLE.context_tokens,
     ) -> ReplicaModel:
@@ -442,6 +442,8 @@ class ReplicaModel:
         _check.fraction("memory_utilization", memory_utilization)
         _check.non_negative("allreduce_latency_s", allreduce_latency_s)
         capacity = _kv_capacity(shape, card, gpus, memory_utilization)
+        if token_budget is None:  # vLLM's default, raised to the batch cap a step must carry
+            token_budget = max(TOKEN_BUDGET, _check.integer("batch", batch, minimum=1))
         if gpus > 1:
             ring = 2 * (gpus - 1) / gpus
             per_layer_bytes = shape.hidden * shape.bytes_per_param
