@@ -284,6 +284,15 @@ def short_log(tmp_path):
     return ["--log", str(f)]
 
 
+def mixed_log(tmp_path):
+    """A row of epoch seconds in a log of date-times (numpy read it as the year 1700158000)."""
+    f = tmp_path / "mixed.csv"
+    f.write_text(
+        "TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:15:46.68,374,44\n1700158000,1,2\n"
+    )
+    return ["--log", str(f)]
+
+
 def zero_rates(tmp_path):
     f = tmp_path / "zero.csv"
     f.write_text("minute,rate_rps\n" + "".join(f"{m},0\n" for m in range(30)))
@@ -316,6 +325,7 @@ def zero_rates(tmp_path):
             ],
             "--price is required",
         ),
+        (mixed_log, "mixed.csv, row 3.*a number of seconds"),
         (["--gpus", "0"], "--gpus must be an integer from 1 to 64, got 0"),
         (["--batch", "0"], "--batch must be an integer from 1 to 16,384, got 0"),
         (["--batch", "1000000000"], "--batch must be an integer from 1 to 16,384"),

@@ -127,11 +127,23 @@ def test_spearman_of_monotone_lengths():
         lg.LengthMix.from_lengths([1, -2], [1, 1])
 
 
+H = "TIMESTAMP,ContextTokens,GeneratedTokens\n"
+
+
 @pytest.mark.parametrize(
     "text, match",
     [
         ("TIMESTAMP,ContextTokens\n1,2\n", "missing column.*GeneratedTokens"),
-        ("TIMESTAMP,ContextTokens,GeneratedTokens\n1,2,3\n2,-5,3\n", "row 3.*>= 0"),
+        ("TIMESTAMP,ContextTokens,GeneratedTokens\n1,2,3\n2,-5,3\n", "row 3.*from 0 to"),
+        # crashes filed in #23, each now an error naming the row and the range
+        (H + "2023-11-16 18:15:46.68,374,44\nNaN,1313,142\n", "row 3.*one form per log"),
+        (H + "0,374,44\nNaN,1313,142\n", "row 3: TIMESTAMP must be a finite time"),
+        (H + "0,374,44\ninf,1313,142\n", "row 3: TIMESTAMP must be a finite time"),
+        (H + "0,12345678901234567890,44\n", "row 2: lengths must be from 0 to 10,000,000"),
+        (H + "2023-11-16 18:15:46.68,374,44\n1700158000,1,2\n", "row 3.*a number of seconds"),
+        (H + "0,374,44\n2023-11-16 18:15:46.68,1,2\n", "row 3.*a date-time, in a log"),
+        (H + "0,374,44\n1e300,1313,142\n", "row 3.*a log may span at most 92 days"),
+        (H + "0,374,44\n1e12,1313,142\n", "row 3.*a log may span at most 92 days"),
         ("TIMESTAMP,ContextTokens,GeneratedTokens\n1,2,x\n", "row 2.*unreadable"),
         ("TIMESTAMP,ContextTokens,GeneratedTokens\n", "no requests"),
         ("TIMESTAMP,ContextTokens,GeneratedTokens\n5,2,3\n6,2,3\n4,2,3\n", "row 4.*earlier"),
@@ -252,7 +264,9 @@ def test_chunks_read_as_one(monkeypatch, tmp_path):
     [
         ("minute,rate\n0,1\n", "missing column.*rate_rps"),
         ("minute,rate_rps\n0,1\n2,1\n", "row 3: minute must be 1"),
-        ("minute,rate_rps\n0,1\n1,-2\n", "row 3: rate_rps must be >= 0"),
+        ("minute,rate_rps\n0,1\n1,-2\n", "row 3: rate_rps must be from 0 to 1,000,000"),
+        ("minute,rate_rps\n0,1\n1,1e300\n", "row 3: rate_rps must be from 0 to 1,000,000"),
+        ("minute,rate_rps\n0,1\n1,1e9\n", "row 3: rate_rps must be from 0 to 1,000,000"),
         ("minute,rate_rps\n0,abc\n", "row 2: unreadable"),
         ("minute,rate_rps\n0,nan\n", "row 2: rate_rps"),
         ("minute,rate_rps\n", "no minutes"),
@@ -304,3 +318,10 @@ def test_the_fast_reader_declines_what_is_not_clean(tmp_path):
         assert lg._read_with_arrow(f) is None, body
     f.write_text("TIMESTAMP,ContextTokens\n5,20\n")
     assert lg._read_with_arrow(f) is None
+
+
+def test_a_trace_spanning_more_than_the_limit_is_refused_before_any_array():
+    # a TraceFile built in Python, not read: its per-minute rates would take 124 GiB
+    far = lg.TraceFile(np.array([0.0, 1e12]), np.array([1, 1]), np.array([1, 1]))
+    with pytest.raises(ValueError, match="span 0 to 92 days"):
+        far.rate_per_minute()

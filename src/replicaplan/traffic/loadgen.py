@@ -256,6 +256,11 @@ class TraceFile:
         Minute k holds the requests with k·60 ≤ arrival < (k + 1)·60; the last, partial minute
         is divided by 60 as well, so a log that ends mid-minute shows a lower last value.
         """
+        span = float(self.arrival[-1])
+        if not (math.isfinite(span) and 0 <= span <= MAX_LOG_DAYS * 86_400):
+            raise ValueError(
+                f"the log must span 0 to {MAX_LOG_DAYS} days, got {span / 86_400:.3g} days"
+            )
         minutes = int(self.arrival[-1] // 60) + 1
         counts = np.bincount((self.arrival // 60).astype(np.int64), minlength=minutes)
         return counts / 60.0
@@ -267,6 +272,13 @@ class TraceFile:
 
 CHUNK_ROWS = 250_000
 """Rows ``read_trace`` converts at a time: memory stays at the arrays plus one chunk of text."""
+MAX_TOKENS = 10_000_000
+"""The longest prompt or answer a log row may give: more than any model's context holds."""
+MAX_LOG_DAYS = 92
+"""The longest span a log or a rate series may cover (a quarter): the plan keeps arrays of one
+value a minute, and its replays one a second, over the whole span."""
+MAX_RATE_RPS = 1_000_000.0
+"""The highest arrival rate a rate series may give, requests a second."""
 
 
 def read_trace(path, *, progress=None) -> TraceFile:
@@ -291,7 +303,7 @@ def read_trace(path, *, progress=None) -> TraceFile:
     size = max(path.stat().st_size, 1)
     times, prompts, outputs = [], [], []
     first_row = 2  # row 1 is the header
-    previous = first_stamp = None
+    previous = first_stamp = origin = None
     with path.open(newline="", encoding="utf-8") as f:
         reader = csv.reader(f)
         cols = _column_indices(path, next(reader, []), TRACE_COLUMNS)
@@ -300,11 +312,14 @@ def read_trace(path, *, progress=None) -> TraceFile:
             rows = list(itertools.islice(reader, CHUNK_ROWS))
             if not rows:
                 break
-            t, p, o = _trace_chunk(path, rows, cols, width, first_row)
-            if previous is not None and t[0] < previous:
-                raise ValueError(_out_of_order(path, first_row, rows[0][cols[0]]))
             if first_stamp is None:
                 first_stamp = rows[0][cols[0]]
+            form = _dated(first_stamp)
+            t, p, o = _trace_chunk(path, rows, cols, width, first_row, form, origin)
+            if previous is not None and t[0] < previous:
+                raise ValueError(_out_of_order(path, first_row, rows[0][cols[0]]))
+            if origin is None:
+                origin = float(t[0])
             times.append(t)
             prompts.append(p)
             outputs.append(o)
@@ -365,7 +380,14 @@ def _read_with_arrow(path: Path) -> TraceFile | None:
             t = pc.cast(column, pa.float64()).to_numpy()
     except (pa.ArrowException, ValueError):
         return None
-    if np.any(p < 0) or np.any(o < 0) or np.any(np.diff(t) < 0) or not np.all(np.isfinite(t)):
+    if (
+        np.any(p < 0)
+        or np.any(o < 0)
+        or np.any(np.diff(t) < 0)
+        or not np.all(np.isfinite(t))
+        or max(p.max(), o.max()) > MAX_TOKENS
+        or t[-1] - t[0] > MAX_LOG_DAYS * 86_400
+    ):
         return None
     return TraceFile(
         t - t[0],
@@ -401,8 +423,11 @@ def _dated(stamp: str) -> bool:
     return False
 
 
-def _trace_chunk(path, rows, cols, width, first_row):
-    """One chunk of rows as arrays (seconds, prompt, output), or the first bad row's error."""
+def _trace_chunk(path, rows, cols, width, first_row, dated: bool, origin):
+    """One chunk of rows as arrays (seconds, prompt, output), or the first bad row's error.
+
+    ``dated`` is the file's form of timestamp (its first row's); ``origin`` its first time in
+    seconds (None for the first chunk)."""
     try:
         if any(len(r) < width for r in rows):
             raise ValueError("short row")
@@ -412,29 +437,58 @@ def _trace_chunk(path, rows, cols, width, first_row):
         o = np.array([r[cols[2]] for r in rows], dtype=np.int64)
     except (ValueError, TypeError, OverflowError):
         t = p = o = None  # find the row by reading the chunk one row at a time
-    if t is None or np.any(p < 0) or np.any(o < 0) or np.any(np.diff(t) < 0):
-        _first_bad_row(path, rows, cols, width, first_row)
+    start = origin if origin is not None else (t[0] if t is not None else 0.0)
+    if (
+        t is None
+        or _dated(stamps[0]) != dated
+        or not np.all(np.isfinite(t))
+        or np.any(p < 0)
+        or np.any(o < 0)
+        or max(p.max(), o.max()) > MAX_TOKENS
+        or np.any(np.diff(t) < 0)
+        or t[-1] - start > MAX_LOG_DAYS * 86_400
+    ):
+        _first_bad_row(path, rows, cols, width, first_row, dated, origin)
     return t, p, o
 
 
-def _first_bad_row(path, rows, cols, width, first_row) -> None:
+def _first_bad_row(path, rows, cols, width, first_row, dated: bool, origin) -> None:
+    """Read the chunk one row at a time and raise the first row's error, naming the file, the
+    row (1-based, the header being row 1) and the allowed range."""
     last = None
     for k, row in enumerate(rows):
         row_no = first_row + k
+        where = f"{path}, row {row_no}"
         try:
             if len(row) < width:
                 raise ValueError(f"{len(row)} fields, expected at least {width}")
-            t = float(_seconds_array([row[cols[0]]])[0])
+            stamp = row[cols[0]].strip()
+            if _dated(stamp) != dated:
+                form = "a number of seconds" if dated else "a date-time"
+                raise ValueError(
+                    f"TIMESTAMP {stamp!r} is {form}, in a log whose first row gives "
+                    f"{'date-times' if dated else 'numbers of seconds'}: one form per log"
+                )
+            t = float(_seconds_array([stamp])[0])
             p, o = int(row[cols[1]]), int(row[cols[2]])
         except (TypeError, ValueError, OverflowError) as err:
-            raise ValueError(f"{path}, row {row_no}: unreadable value ({err})") from None
-        if p < 0 or o < 0:
+            raise ValueError(f"{where}: unreadable value ({err})") from None
+        if not math.isfinite(t):
+            raise ValueError(f"{where}: TIMESTAMP must be a finite time, got {stamp!r}")
+        if not (0 <= p <= MAX_TOKENS and 0 <= o <= MAX_TOKENS):
             raise ValueError(
-                f"{path}, row {row_no}: lengths must be >= 0, got "
+                f"{where}: lengths must be from 0 to {MAX_TOKENS:,} tokens, got "
                 f"ContextTokens={p}, GeneratedTokens={o}"
             )
         if last is not None and t < last:
             raise ValueError(_out_of_order(path, row_no, row[cols[0]]))
+        if origin is None:
+            origin = t
+        if t - origin > MAX_LOG_DAYS * 86_400:
+            raise ValueError(
+                f"{where}: TIMESTAMP {stamp} is {(t - origin) / 86_400:.3g} days after the "
+                f"first row; a log may span at most {MAX_LOG_DAYS} days"
+            )
         last = t
     raise AssertionError("a chunk failed to convert but no row is bad")  # pragma: no cover
 
@@ -475,8 +529,16 @@ def read_rate_series(path) -> np.ndarray:
                     f"{path}, row {row_no}: minute must be {len(rates)} (whole minutes from 0, "
                     f"in order, none missing), got {minute}"
                 )
-            if not (math.isfinite(rate) and rate >= 0):
-                raise ValueError(f"{path}, row {row_no}: rate_rps must be >= 0, got {rate}")
+            if not (math.isfinite(rate) and 0 <= rate <= MAX_RATE_RPS):
+                raise ValueError(
+                    f"{path}, row {row_no}: rate_rps must be from 0 to {MAX_RATE_RPS:,.0f} "
+                    f"requests a second, got {row[i_rate].strip()}"
+                )
+            if minute >= MAX_LOG_DAYS * 1440:
+                raise ValueError(
+                    f"{path}, row {row_no}: a rate series may span at most {MAX_LOG_DAYS} days "
+                    f"({MAX_LOG_DAYS * 1440:,} minutes)"
+                )
             rates.append(rate)
     if not rates:
         raise ValueError(f"{path}: no minutes")
