@@ -1,3 +1,4 @@
+import gzip
 import math
 from pathlib import Path
 
@@ -325,3 +326,35 @@ def test_a_trace_spanning_more_than_the_limit_is_refused_before_any_array():
     far = lg.TraceFile(np.array([0.0, 1e12]), np.array([1, 1]), np.array([1, 1]))
     with pytest.raises(ValueError, match="span 0 to 92 days"):
         far.rate_per_minute()
+
+
+def test_a_gzipped_log_and_a_byte_order_mark_read_as_the_plain_log(tmp_path, conv_sample):
+    plain = SAMPLE_LOG.read_bytes()
+    packed = tmp_path / "log.csv"  # gzip whatever the name: a log often is
+    packed.write_bytes(gzip.compress(plain))
+    marked = tmp_path / "bom.csv"
+    marked.write_bytes(b"\xef\xbb\xbf" + plain)
+    for other in (lg.read_trace(packed), lg.read_trace(marked)):
+        np.testing.assert_array_equal(other.arrival, conv_sample.arrival)
+        np.testing.assert_array_equal(other.prompt, conv_sample.prompt)
+        assert other.start == conv_sample.start
+    # the chunked reader too (the Arrow reader declines a log with a bad row further down)
+    broken = tmp_path / "broken.csv.gz"
+    broken.write_bytes(gzip.compress(plain + b"2099-01-01 00:00:00,-1,1\n"))
+    last_row = plain.count(b"\n") + 1  # the header is row 1
+    with pytest.raises(ValueError, match=f"row {last_row}: lengths"):
+        lg.read_trace(broken)
+    series = tmp_path / "rates.csv"
+    series.write_bytes(gzip.compress(b"\xef\xbb\xbfminute,rate_rps\n0,1.5\n1,2\n"))
+    assert lg.read_rate_series(series).tolist() == [1.5, 2.0]
+
+
+def test_a_byte_that_is_not_utf8_names_its_row(tmp_path):
+    f = tmp_path / "latin1.csv"
+    f.write_bytes(b"TIMESTAMP,ContextTokens,GeneratedTokens\n0,1,2\n1,2,3\n2,3\xe9,4\n")
+    with pytest.raises(ValueError, match="row 4: byte 0xe9 is not UTF-8"):
+        lg.read_trace(f)
+    g = tmp_path / "rates.csv"
+    g.write_bytes(b"minute,rate_rps\n0,1\n1,\xe92\n")
+    with pytest.raises(ValueError, match="row 3: byte 0xe9 is not UTF-8"):
+        lg.read_rate_series(g)

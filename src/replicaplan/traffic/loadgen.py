@@ -21,6 +21,7 @@ log into the per-minute traffic of a day and the length mix of a capacity sweep.
 from __future__ import annotations
 
 import csv
+import gzip
 import itertools
 import math
 from dataclasses import dataclass
@@ -285,7 +286,9 @@ def read_trace(path, *, progress=None) -> TraceFile:
     """Read a CSV with the columns TIMESTAMP, ContextTokens, GeneratedTokens.
 
     TIMESTAMP is an ISO date-time (fractions of a second beyond microseconds are cut) or a
-    number of seconds. Rows must come in time order: a log out of order is more likely a broken
+    number of seconds, one form in a file. The file may be gzip-compressed (whatever its name)
+    and may start with a UTF-8 byte-order mark; a byte that is not UTF-8 is an error naming its
+    row. Rows must come in time order: a log out of order is more likely a broken
     export than a shuffled one, so it is an error, not silently sorted. A missing column, an
     unreadable value, a negative length or a timestamp earlier than the row before raises
     ValueError naming the file and the row.
@@ -304,12 +307,20 @@ def read_trace(path, *, progress=None) -> TraceFile:
     times, prompts, outputs = [], [], []
     first_row = 2  # row 1 is the header
     previous = first_stamp = origin = None
-    with path.open(newline="", encoding="utf-8") as f:
+    with _open_text(path) as f:
+        raw = getattr(f.buffer, "fileobj", f.buffer)  # the compressed bytes of a gzip log
         reader = csv.reader(f)
-        cols = _column_indices(path, next(reader, []), TRACE_COLUMNS)
+        try:
+            header = next(reader, [])
+        except UnicodeDecodeError as err:
+            raise _not_utf8(path, err) from None
+        cols = _column_indices(path, header, TRACE_COLUMNS)
         width = max(cols) + 1
         while True:
-            rows = list(itertools.islice(reader, CHUNK_ROWS))
+            try:
+                rows = list(itertools.islice(reader, CHUNK_ROWS))
+            except UnicodeDecodeError as err:
+                raise _not_utf8(path, err) from None
             if not rows:
                 break
             if first_stamp is None:
@@ -326,7 +337,7 @@ def read_trace(path, *, progress=None) -> TraceFile:
             previous = t[-1]
             first_row += len(rows)
             if progress is not None:
-                progress(min(1.0, f.buffer.tell() / size))  # bytes read ahead
+                progress(min(1.0, raw.tell() / size))  # bytes read ahead
     if not times:
         raise ValueError(f"{path}: no requests")
     t = np.concatenate(times)
@@ -353,8 +364,9 @@ def _read_with_arrow(path: Path) -> TraceFile | None:
         return None
     stamp, prompt, output = TRACE_COLUMNS
     try:
+        source = pa.input_stream(str(path), compression="gzip") if _gzipped(path) else path
         table = pacsv.read_csv(
-            path,
+            source,
             convert_options=pacsv.ConvertOptions(
                 include_columns=list(TRACE_COLUMNS),
                 column_types={stamp: pa.string(), prompt: pa.int64(), output: pa.int64()},
@@ -395,6 +407,36 @@ def _read_with_arrow(path: Path) -> TraceFile | None:
         np.maximum(o, 1),  # a zero-token answer counts as one
         start=float(t[0]) if dated else 0.0,
     )
+
+
+def _gzipped(path: Path) -> bool:
+    """True when the file starts with gzip's magic bytes (whatever its name)."""
+    with path.open("rb") as f:
+        return f.read(2) == b"\x1f\x8b"
+
+
+def _open_text(path: Path):
+    """The file as UTF-8 text for the csv module: gunzipped if it is gzip, a byte-order mark
+    skipped if it has one (a spreadsheet's export)."""
+    if _gzipped(path):
+        return gzip.open(path, "rt", newline="", encoding="utf-8-sig")
+    return path.open(newline="", encoding="utf-8-sig")
+
+
+def _not_utf8(path: Path, err: UnicodeDecodeError) -> ValueError:
+    """The error for a byte that is not UTF-8, naming the first row that holds one."""
+    opener = gzip.open if _gzipped(path) else open
+    with opener(path, "rb") as f:
+        for row_no, line in enumerate(f, start=1):
+            try:
+                line.decode("utf-8")
+            except UnicodeDecodeError as bad:
+                byte = line[bad.start : bad.start + 1].hex()
+                return ValueError(
+                    f"{path}, row {row_no}: byte 0x{byte} is not UTF-8 text ({bad.reason}); "
+                    "save the log as UTF-8"
+                )
+    return ValueError(f"{path}: not UTF-8 text ({err.reason})")  # pragma: no cover
 
 
 def _column_indices(path, header: list[str], expected) -> list[int]:
@@ -515,11 +557,15 @@ def read_rate_series(path) -> np.ndarray:
     """
     path = Path(path)
     rates = []
-    with path.open(newline="", encoding="utf-8") as f:
+    with _open_text(path) as f:
         reader = csv.reader(f)
-        header = [h.strip() for h in next(reader, [])]
-        i_min, i_rate = _column_indices(path, header, RATE_COLUMNS)
-        for row_no, row in enumerate(reader, start=2):
+        try:
+            header = [h.strip() for h in next(reader, [])]
+            i_min, i_rate = _column_indices(path, header, RATE_COLUMNS)
+            numbered = list(enumerate(reader, start=2))
+        except UnicodeDecodeError as err:
+            raise _not_utf8(path, err) from None
+        for row_no, row in numbered:
             try:
                 minute, rate = int(row[i_min]), float(row[i_rate])
             except (IndexError, ValueError) as err:
