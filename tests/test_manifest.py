@@ -1,5 +1,7 @@
 """The HPA manifest: the autoscaling/v2 shape, its bounds, and a round trip through the model."""
 
+from pathlib import Path
+
 import jsonschema
 import kubernetes_validate
 import numpy as np
@@ -100,45 +102,13 @@ def test_bad_target_and_bad_manifest():
 K8S = "1.33"  # the Kubernetes version whose OpenAPI schema the manifests are checked against
 
 
-KEDA_SCHEMA = {
-    "type": "object",
-    "required": ["apiVersion", "kind", "metadata", "spec"],
-    "properties": {
-        "apiVersion": {"const": "keda.sh/v1alpha1"},
-        "kind": {"const": "ScaledObject"},
-        "spec": {
-            "type": "object",
-            "required": ["scaleTargetRef", "triggers"],
-            "additionalProperties": False,
-            "properties": {
-                "scaleTargetRef": {
-                    "type": "object",
-                    "required": ["name"],
-                    "properties": {"name": {"type": "string"}},
-                },
-                "minReplicaCount": {"type": "integer", "minimum": 0},
-                "maxReplicaCount": {"type": "integer", "minimum": 1},
-                "advanced": {"type": "object"},
-                "triggers": {
-                    "type": "array",
-                    "minItems": 1,
-                    "items": {
-                        "type": "object",
-                        "required": ["type", "metadata"],
-                        "properties": {
-                            "type": {"enum": ["prometheus", "cron"]},
-                            "metricType": {"enum": ["AverageValue", "Value", "Utilization"]},
-                            "metadata": {
-                                "type": "object",
-                                "additionalProperties": {"type": "string"},
-                            },
-                        },
-                    },
-                },
-            },
-        },
-    },
-}
+# KEDA's own CustomResourceDefinition of ScaledObject (v2.20.1, Apache-2.0: see
+# tests/data/keda/README.md): its openAPIV3Schema is what the API server checks once KEDA is in
+KEDA_CRD = yaml.safe_load(
+    (Path(__file__).parent / "data" / "keda" / "keda.sh_scaledobjects.yaml").read_text()
+)
+(KEDA_VERSION,) = [v for v in KEDA_CRD["spec"]["versions"] if v["name"] == "v1alpha1"]
+KEDA_SCHEMA = KEDA_VERSION["schema"]["openAPIV3Schema"]
 
 
 @pytest.fixture(scope="module")
@@ -155,7 +125,9 @@ def two_days():
     schedule = [2] * 10 + [6, 8, 9, 9, 8, 6] + [2] * 8
     return SimpleNamespace(
         hpa=manifest.hpa_manifest("llm", 35.2, **args),
-        keda=manifest.keda_scaled_object("llm", 35.2, schedule=schedule, lead_min=15, **args),
+        keda=manifest.keda_scaled_object(
+            "llm", 35.2, schedule=schedule, lead_min=15, fallback_replicas=12, **args
+        ),
     )
 
 
@@ -171,9 +143,34 @@ def test_the_hpa_passes_the_kubernetes_schema_and_a_broken_one_does_not(two_days
         kubernetes_validate.validate(broken, K8S, strict=True)
 
 
-def test_the_keda_object_matches_its_schema_and_the_hpa(two_days):
+def test_the_keda_object_passes_kedas_own_crd_and_broken_copies_do_not(two_days):
+    jsonschema.validate(two_days.keda, KEDA_SCHEMA)
+    breaks = [
+        lambda o: o["spec"].update(minReplicaCount="2"),  # a string where the CRD wants int32
+        lambda o: o["spec"]["fallback"].pop("replicas"),  # fallback requires its replicas
+        lambda o: o["spec"].pop("scaleTargetRef"),
+        lambda o: o["spec"]["triggers"][0].pop("type"),
+        lambda o: o["spec"]["fallback"].update(behavior="sometimes"),  # not in its enum
+    ]
+    for mend in breaks:
+        broken = yaml.safe_load(manifest.to_yaml(two_days.keda))
+        mend(broken)
+        with pytest.raises(jsonschema.ValidationError):
+            jsonschema.validate(broken, KEDA_SCHEMA)
+
+
+def test_a_missing_series_is_an_error_and_falls_back_to_the_busiest_fleet(two_days):
+    (prom,) = [t for t in two_days.keda["spec"]["triggers"] if t["type"] == "prometheus"]
+    assert prom["metadata"]["ignoreNullValues"] == "false"
+    assert two_days.keda["spec"]["fallback"] == {"failureThreshold": 3, "replicas": 12}
+    capped = manifest.keda_scaled_object(
+        "x", 3, min_replicas=1, max_replicas=5, fallback_replicas=9
+    )
+    assert capped["spec"]["fallback"]["replicas"] == 5  # never beyond maxReplicaCount
+
+
+def test_the_keda_object_matches_the_hpa(two_days):
     keda, hpa = two_days.keda, two_days.hpa
-    jsonschema.validate(keda, KEDA_SCHEMA)
     spec = keda["spec"]
     behavior = {"apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler", **hpa}
     behavior["spec"] = {

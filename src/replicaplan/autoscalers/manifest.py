@@ -270,6 +270,7 @@ def keda_scaled_object(
     lead_min: int = 0,
     timezone: str = "Etc/UTC",
     deployment: str | None = None,
+    fallback_replicas: int | None = None,
 ) -> dict:
     """The KEDA ``ScaledObject`` (keda.sh/v1alpha1) equivalent to ``hpa_manifest``.
 
@@ -282,7 +283,10 @@ def keda_scaled_object(
     of hours above ``min_replicas`` asks for that many replicas from ``lead_min`` minutes
     before the run (the start-up) to its end; KEDA takes the largest of its triggers.
     Field names follow the KEDA documentation (concepts/scaling-deployments, scalers/prometheus,
-    scalers/cron, keda.sh/docs/2.17); trigger metadata values are strings.
+    scalers/cron, keda.sh/docs/2.17); trigger metadata values are strings. The Prometheus
+    trigger sets ``ignoreNullValues: "false"``: a query that returns nothing (a broken scrape) is
+    an error, not a zero that would leave the fleet at its minimum; with ``fallback_replicas``
+    KEDA then runs that many replicas after ``FALLBACK_FAILURES`` failed reads (``fallback``).
     """
     hpa = hpa_manifest(
         name,
@@ -296,6 +300,8 @@ def keda_scaled_object(
     )
     spec = hpa["spec"]
     check_prometheus(prometheus)
+    if fallback_replicas is not None:
+        fallback_replicas = _check.integer("fallback_replicas", fallback_replicas, minimum=1)
     lead_min = _check.integer("lead_min", lead_min, minimum=0)
     triggers = [
         {
@@ -308,6 +314,8 @@ def keda_scaled_object(
                 "threshold": repr(
                     parse_quantity(spec["metrics"][0]["pods"]["target"]["averageValue"])
                 ),
+                # no series is an error, not a zero (KEDA's default treats it as 0)
+                "ignoreNullValues": "false",
             },
         }
     ]
@@ -330,7 +338,7 @@ def keda_scaled_object(
                     },
                 }
             )
-    return {
+    obj = {
         "apiVersion": "keda.sh/v1alpha1",
         "kind": "ScaledObject",
         "metadata": {"name": name},
@@ -342,6 +350,17 @@ def keda_scaled_object(
             "triggers": triggers,
         },
     }
+    if fallback_replicas is not None:
+        obj["spec"]["fallback"] = {
+            "failureThreshold": FALLBACK_FAILURES,
+            "replicas": min(fallback_replicas, spec["maxReplicas"]),
+        }
+    return obj
+
+
+FALLBACK_FAILURES = 3
+"""Failed reads of the Prometheus trigger in a row after which KEDA runs the fallback replicas
+(its polling interval is 30 s by default: a minute and a half without a metric)."""
 
 
 def _cron_minute(expr: str, field: str) -> int:

@@ -244,6 +244,8 @@ def plan(
         prometheus=prometheus,
         schedule=scheduled,
         lead_min=startup_min,
+        # without a metric, the fleet the busiest minute needs (the always-on policy's)
+        fallback_replicas=replicas_needed(float(rate.max()), mu, target),
     )
     run = hpa_replay(rate, hpa, measured, startup_min=startup_min, signal=scaling.signal, seed=seed)
     keda_run = None
