@@ -223,6 +223,7 @@ def test_plan_on_a_rate_series_schedules_and_reports(capsys, tmp_path):
     crons = [t for t in got["keda"]["spec"]["triggers"] if t["type"] == "cron"]
     assert crons and all(int(t["metadata"]["desiredReplicas"]) > got["min_replicas"] for t in crons)
     assert sorted(p.name for p in out.iterdir()) == [
+        "adapter.yaml",
         "fleet.png",
         "hpa.yaml",
         "keda.yaml",

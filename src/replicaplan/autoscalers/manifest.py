@@ -271,11 +271,13 @@ def keda_scaled_object(
     timezone: str = "Etc/UTC",
     deployment: str | None = None,
     fallback_replicas: int | None = None,
+    query: str | None = None,
 ) -> dict:
     """The KEDA ``ScaledObject`` (keda.sh/v1alpha1) equivalent to ``hpa_manifest``.
 
     A ``prometheus`` trigger reads the fleet's total of the metric, each pod's averaged over the
-    last minute, ``sum(avg_over_time(metric_name[1m]))`` (what the planner's replays read),
+    last minute, ``sum(avg_over_time(metric_name[1m]))`` (what the planner's replays read), or
+    ``query`` when given (the engine's own series: ``engines.keda_query``),
     with an AverageValue threshold L*: the HPA KEDA creates then wants ⌈total/L*⌉ replicas, the
     same as the Pods metric. The bounds and ``behavior`` go to ``minReplicaCount``,
     ``maxReplicaCount`` and ``advanced.horizontalPodAutoscalerConfig.behavior``. With a
@@ -309,7 +311,7 @@ def keda_scaled_object(
             "metricType": "AverageValue",
             "metadata": {
                 "serverAddress": prometheus,
-                "query": f"sum(avg_over_time({metric_name}[1m]))",
+                "query": query or f"sum(avg_over_time({metric_name}[1m]))",
                 # a plain decimal (KEDA parses it as a float), equal to the HPA's quantity
                 "threshold": repr(
                     parse_quantity(spec["metrics"][0]["pods"]["target"]["averageValue"])

@@ -16,6 +16,10 @@ from pathlib import Path
 
 from replicaplan.core.example import EXAMPLE
 
+ENGINE_NAMES = ("sglang", "vllm")
+"""The engines ``--engine`` takes (``autoscalers.engines.ENGINES``; the list is repeated here so
+that parsing the command line imports no model)."""
+
 
 def _day(args: argparse.Namespace) -> str:
     from replicaplan.faces.report import event_request_line, policy_table_text
@@ -297,7 +301,11 @@ def _plan(args: argparse.Namespace) -> str:
     for option, value in inputs:
         if value and not Path(value).is_file():
             raise ValueError(f"{option}: no such file: {value}")
-    for option, value in (("--manifest", args.manifest), ("--keda", args.keda)):
+    for option, value in (
+        ("--manifest", args.manifest),
+        ("--keda", args.keda),
+        ("--adapter", args.adapter),
+    ):
         if value and not Path(value).resolve().parent.is_dir():
             raise ValueError(f"{option}: no such directory: {Path(value).parent}")
     if args.report:
@@ -339,6 +347,9 @@ def _plan(args: argparse.Namespace) -> str:
         name=args.name,
         metric_name=args.metric,
         prometheus=args.prometheus,
+        engine=args.engine,
+        namespace=args.namespace,
+        served_model=args.served_model,
         sensitivity=bool(args.report),
     )
     # everything is computed; only now is anything written
@@ -349,6 +360,9 @@ def _plan(args: argparse.Namespace) -> str:
     if args.keda:
         write_whole(args.keda, to_yaml(p.keda))
         written.append(args.keda)
+    if args.adapter:
+        write_whole(args.adapter, to_yaml(p.adapter))
+        written.append(args.adapter)
     if args.report:
         write_report(p, args.report, fmt=args.report_format, log=source.name)
         written.append(args.report)
@@ -608,6 +622,21 @@ def build_parser() -> argparse.ArgumentParser:
         "--prometheus",
         default="http://prometheus.monitoring.svc:9090",
         help="Prometheus address for the KEDA trigger",
+    )
+    pl.add_argument(
+        "--engine",
+        default="vllm",
+        choices=sorted(ENGINE_NAMES),
+        help="the serving engine whose metrics the KEDA query and the adapter rule read",
+    )
+    pl.add_argument("--namespace", default="default", help="the deployment's namespace")
+    pl.add_argument(
+        "--served-model",
+        default=None,
+        help="the engine's model_name label (default: --name)",
+    )
+    pl.add_argument(
+        "--adapter", help="also write the prometheus-adapter rule for the HPA's metric (YAML)"
     )
     pl.add_argument("--manifest", help="also write the HPA as YAML to this file")
     pl.add_argument("--keda", help="also write the KEDA ScaledObject as YAML to this file")

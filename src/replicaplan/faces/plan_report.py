@@ -75,6 +75,7 @@ def summary(p: Plan, **context) -> dict:
         },
         "hpa": p.hpa,
         "keda": p.keda,
+        "adapter": p.adapter,
     }
 
 
@@ -219,7 +220,8 @@ def _blocks(p: Plan, log: str, sens) -> list[tuple]:
         ("h2", "The autoscaler"),
         (
             "p",
-            "hpa.yaml (autoscaling/v2) and keda.yaml (KEDA ScaledObject) hold the target, "
+            "hpa.yaml (autoscaling/v2), keda.yaml (KEDA ScaledObject) and adapter.yaml (the "
+            "prometheus-adapter rule that serves the HPA its metric) hold the target, "
             f"{p.scaling.why}, the replica bounds and the behavior derived from the start-up "
             "time and the traffic's steps. Replayed second by second on this traffic the HPA "
             f"paid {run.paid_hours:.1f} "
@@ -335,8 +337,8 @@ def check_report_dir(directory) -> Path:
 
 def write_report(p: Plan, directory, *, fmt: str = "md", log: str = "") -> Path:
     """Write ``directory`` with report.md (``fmt`` "md") or index.html ("html"), fleet.png,
-    hpa.yaml and keda.yaml. The directory must not exist or be empty; it appears whole or not
-    at all."""
+    hpa.yaml, keda.yaml and adapter.yaml (the prometheus-adapter rule). The directory must not
+    exist or be empty; it appears whole or not at all."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -357,6 +359,7 @@ def write_report(p: Plan, directory, *, fmt: str = "md", log: str = "") -> Path:
         plt.close(fig)
         (tmp / "hpa.yaml").write_text(to_yaml(p.hpa), encoding="utf-8")
         (tmp / "keda.yaml").write_text(to_yaml(p.keda), encoding="utf-8")
+        (tmp / "adapter.yaml").write_text(to_yaml(p.adapter), encoding="utf-8")
         blocks = _blocks(p, log, sens)
         if fmt == "md":
             (tmp / "report.md").write_text(_markdown(blocks), encoding="utf-8")

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from replicaplan.autoscalers import engines
 from replicaplan.autoscalers.manifest import (
     hpa_manifest,
     keda_scaled_object,
@@ -110,6 +111,8 @@ class Plan:
     max_replicas: int
     hpa: dict
     keda: dict
+    adapter: dict
+    """The prometheus-adapter rule exposing the HPA's Pods metric from the engine's series."""
     replica: MeasuredReplica
     """The discrete replica's steady states on the log's mix, which both replays ran on."""
     scaling: ScalingSignal
@@ -162,6 +165,9 @@ def plan(
     name: str = "llm",
     metric_name: str | None = None,
     prometheus: str = "http://prometheus.monitoring.svc:9090",
+    engine: str = "vllm",
+    namespace: str = "default",
+    served_model: str | None = None,
     start_s: float | None = None,
     n_requests: int = 4000,
     seed: int = 0,
@@ -233,6 +239,14 @@ def plan(
     measured = measured_replica(model, mix, point, n_requests=n_requests, seed=seed)
     scaling = scaling_signal(point, measured)
     metric_name = metric_name or scaling.metric_name
+    eng = engines.engine(engine)
+    served_model = served_model or name
+    query = engines.keda_query(
+        eng, scaling.signal, namespace, served_model, model.kv_capacity_tokens
+    )
+    adapter = {
+        "rules": [engines.adapter_rule(eng, scaling.signal, metric_name, model.kv_capacity_tokens)]
+    }
     # the same target, bounds and behavior in both manifests
     shared = dict(min_replicas=low, max_replicas=high, up=up, down=down, metric_name=metric_name)
     hpa = hpa_manifest(name, scaling.target, **shared)
@@ -246,6 +260,7 @@ def plan(
         lead_min=startup_min,
         # without a metric, the fleet the busiest minute needs (the always-on policy's)
         fallback_replicas=replicas_needed(float(rate.max()), mu, target),
+        query=query,
     )
     run = hpa_replay(rate, hpa, measured, startup_min=startup_min, signal=scaling.signal, seed=seed)
     keda_run = None
@@ -276,6 +291,7 @@ def plan(
         max_replicas=high,
         hpa=hpa,
         keda=keda,
+        adapter=adapter,
         replica=measured,
         scaling=scaling,
         phase_s=phase_seconds(model, min(max(point.concurrency_target, 1.0), model.batch)),

@@ -1,0 +1,109 @@
+"""What serving engines export, and the queries that turn it into the signal a plan targets.
+
+The plan holds either L* requests in flight per replica (running plus waiting, as Little's law
+counts them) or, when L* is too small to hold, the tokens a replica keeps in its KV cache. Each
+engine exports both under its own names, as Prometheus gauges labelled with the served model
+(``model_name``), from which a query reads the signal: the engines' own documentation lists them
+(vLLM's ``docs/design/metrics.md`` and ``vllm/v1/metrics/loggers.py``; SGLang's
+``docs/references/production_metrics.md``). The cache's share in use (0 to 1) times the cache's
+size in tokens, which the plan knows, gives the tokens held.
+
+The same expression serves the KEDA trigger (summed over the fleet) and the prometheus-adapter
+rule that exposes it to the HPA as a per-pod metric; each reads the last minute's mean, as the
+planner's replays do.
+
+Layer: autoscalers.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Engine:
+    """One engine's metric names."""
+
+    name: str
+    running: str
+    """Requests in a batch (gauge)."""
+    waiting: str
+    """Requests queued for a batch slot (gauge)."""
+    cache_usage: str
+    """Share of the KV cache in use, 0 to 1 (gauge)."""
+    model_label: str = "model_name"
+
+
+ENGINES = {
+    "vllm": Engine(
+        "vLLM", "vllm:num_requests_running", "vllm:num_requests_waiting", "vllm:kv_cache_usage_perc"
+    ),
+    "sglang": Engine(
+        "SGLang", "sglang:num_running_reqs", "sglang:num_queue_reqs", "sglang:token_usage"
+    ),
+}
+"""The engines a plan can write for, by the name ``--engine`` takes."""
+
+WINDOW = "1m"
+"""The range each query averages over: the replays' one-minute metric."""
+
+_LABEL_VALUE = re.compile(r"[^\"\\\n]*")
+
+
+def engine(name: str) -> Engine:
+    """The engine called ``name``; an unknown one is an error naming the known ones."""
+    if name not in ENGINES:
+        raise ValueError(f"engine must be one of {', '.join(sorted(ENGINES))}, got {name!r}")
+    return ENGINES[name]
+
+
+def selector(namespace: str, model: str, model_label: str = "model_name") -> str:
+    """The label matchers that keep one deployment's series: its namespace and served model
+    (without them a query sums every engine the Prometheus scrapes)."""
+    for field, value in (("namespace", namespace), ("served model", model)):
+        if not isinstance(value, str) or not value or not _LABEL_VALUE.fullmatch(value):
+            raise ValueError(
+                f"{field} must be a non-empty label value without quotes, backslashes or line "
+                f"breaks, got {value!r}"
+            )
+    return f'{{namespace="{namespace}",{model_label}="{model}"}}'
+
+
+def signal_expression(eng: Engine, signal: str, matchers: str, cache_tokens: float) -> str:
+    """The per-pod PromQL of ``signal`` over the last minute: 'concurrency' (running + waiting)
+    or 'kv_tokens' (cache share × the cache's tokens). ``matchers`` is a label selector
+    ('{…}', or the adapter's template ``{<<.LabelMatchers>>}``)."""
+    if signal == "concurrency":
+        return (
+            f"avg_over_time({eng.running}{matchers}[{WINDOW}]) + "
+            f"avg_over_time({eng.waiting}{matchers}[{WINDOW}])"
+        )
+    if signal == "kv_tokens":
+        if not cache_tokens > 0:
+            raise ValueError(f"cache_tokens must be > 0, got {cache_tokens!r}")
+        return f"avg_over_time({eng.cache_usage}{matchers}[{WINDOW}]) * {cache_tokens:.0f}"
+    raise ValueError(f"signal must be 'concurrency' or 'kv_tokens', got {signal!r}")
+
+
+def keda_query(eng: Engine, signal: str, namespace: str, model: str, cache_tokens: float) -> str:
+    """The fleet's total of the signal, for KEDA's Prometheus trigger (AverageValue target)."""
+    matchers = selector(namespace, model, eng.model_label)
+    return f"sum({signal_expression(eng, signal, matchers, cache_tokens)})"
+
+
+def adapter_rule(eng: Engine, signal: str, metric_name: str, cache_tokens: float) -> dict:
+    """A prometheus-adapter rule (its ``docs/config.md`` format: seriesQuery, resources,
+    name, metricsQuery) exposing the signal per pod as the custom metric ``metric_name``, the
+    Pods metric the HPA names. The series carry ``namespace`` and ``pod`` labels, as Prometheus's
+    Kubernetes pod discovery attaches them."""
+    series = eng.running if signal == "concurrency" else eng.cache_usage
+    expression = signal_expression(eng, signal, "{<<.LabelMatchers>>}", cache_tokens)
+    return {
+        "seriesQuery": f'{series}{{namespace!="",pod!=""}}',
+        "resources": {
+            "overrides": {"namespace": {"resource": "namespace"}, "pod": {"resource": "pod"}}
+        },
+        "name": {"matches": f"^{re.escape(series)}$", "as": metric_name},
+        "metricsQuery": f"sum({expression}) by (<<.GroupBy>>)",
+    }

@@ -1,0 +1,111 @@
+"""The engines' metrics (autoscalers.engines): the names they export, the PromQL the KEDA object
+and the prometheus-adapter rule carry (parsed by a real PromQL parser), and the adapter rule's
+documented format."""
+
+import jsonschema
+import promql_parser
+import pytest
+
+from replicaplan.autoscalers import engines
+from replicaplan.faces import cli
+
+# as the engines document them (vLLM docs/design/metrics.md; SGLang
+# docs/references/production_metrics.md), typed here, not read from the code under test
+DOCUMENTED = {
+    "vllm": ("vllm:num_requests_running", "vllm:num_requests_waiting", "vllm:kv_cache_usage_perc"),
+    "sglang": ("sglang:num_running_reqs", "sglang:num_queue_reqs", "sglang:token_usage"),
+}
+
+# prometheus-adapter's rule format (docs/config.md): a series query, how its labels map to
+# Kubernetes resources, the name the metric is served as, and the query that computes it
+ADAPTER_RULE = {
+    "type": "object",
+    "required": ["seriesQuery", "resources", "name", "metricsQuery"],
+    "additionalProperties": False,
+    "properties": {
+        "seriesQuery": {"type": "string", "minLength": 1},
+        "seriesFilters": {"type": "array"},
+        "resources": {
+            "type": "object",
+            "additionalProperties": False,
+            "properties": {
+                "template": {"type": "string"},
+                "overrides": {
+                    "type": "object",
+                    "additionalProperties": {
+                        "type": "object",
+                        "required": ["resource"],
+                        "properties": {"group": {"type": "string"}, "resource": {"type": "string"}},
+                        "additionalProperties": False,
+                    },
+                },
+            },
+        },
+        "name": {
+            "type": "object",
+            "required": ["matches"],
+            "additionalProperties": False,
+            "properties": {"matches": {"type": "string"}, "as": {"type": "string"}},
+        },
+        "metricsQuery": {"type": "string", "pattern": r"<<\.LabelMatchers>>"},
+    },
+}
+
+
+def _filled(template: str) -> str:
+    """A metricsQuery as the adapter runs it: its templates filled in for two pods."""
+    return template.replace("<<.LabelMatchers>>", 'namespace="llm",pod=~"a|b"').replace(
+        "<<.GroupBy>>", "pod"
+    )
+
+
+@pytest.mark.parametrize("name", sorted(engines.ENGINES))
+def test_each_engine_reads_its_documented_series(name):
+    eng = engines.engine(name)
+    assert (eng.running, eng.waiting, eng.cache_usage) == DOCUMENTED[name]
+    assert eng.model_label == "model_name"
+
+
+@pytest.mark.parametrize("name", sorted(engines.ENGINES))
+@pytest.mark.parametrize("signal", ["concurrency", "kv_tokens"])
+def test_every_query_written_parses_as_promql(name, signal):
+    eng = engines.engine(name)
+    query = engines.keda_query(eng, signal, "llm", "meta-llama/Llama-3.1-8B", 467_295)
+    expr = promql_parser.parse(query)
+    assert type(expr).__name__ == "AggregateExpr"  # one sum over the fleet
+    text = str(expr.prettify())
+    assert 'namespace="llm"' in text and 'model_name="meta-llama/Llama-3.1-8B"' in text
+    rule = engines.adapter_rule(eng, signal, "x_metric", 467_295)
+    jsonschema.validate(rule, ADAPTER_RULE)
+    promql_parser.parse(_filled(rule["metricsQuery"]))
+    promql_parser.parse(rule["seriesQuery"])
+    if signal == "concurrency":  # running and waiting, both counted (L* counts both)
+        assert eng.running in query and eng.waiting in query
+    else:
+        assert eng.cache_usage in query and "467295" in query
+
+
+def test_broken_copies_fail_the_parser_and_the_format():
+    rule = engines.adapter_rule(engines.engine("vllm"), "concurrency", "m", 1)
+    with pytest.raises(ValueError):
+        promql_parser.parse(_filled(rule["metricsQuery"])[:-1])  # an unclosed parenthesis
+    for broken in (
+        {k: v for k, v in rule.items() if k != "metricsQuery"},
+        {**rule, "resources": {"overrides": {"pod": {"kind": "pod"}}}},
+        {**rule, "name": {"as": "m"}},
+        {**rule, "metricsQuery": "sum(vllm:num_requests_running)"},  # no label matchers
+    ):
+        with pytest.raises(jsonschema.ValidationError):
+            jsonschema.validate(broken, ADAPTER_RULE)
+
+
+def test_bad_names_are_refused():
+    with pytest.raises(ValueError, match="engine must be one of sglang, vllm"):
+        engines.engine("tgi")
+    with pytest.raises(ValueError, match="served model must be"):
+        engines.selector("llm", 'a"b')
+    with pytest.raises(ValueError, match="namespace must be"):
+        engines.selector("", "m")
+    with pytest.raises(ValueError, match="signal must be"):
+        engines.signal_expression(engines.engine("vllm"), "gpu", "{}", 1)
+    assert sorted(cli.ENGINE_NAMES) == sorted(engines.ENGINES)  # the command offers them all
