@@ -14,11 +14,8 @@ import json
 import sys
 from pathlib import Path
 
+from replicaplan.autoscalers.engines import ENGINES  # names only: imports no model
 from replicaplan.core.example import EXAMPLE
-
-ENGINE_NAMES = ("sglang", "vllm")
-"""The engines ``--engine`` takes (``autoscalers.engines.ENGINES``; the list is repeated here so
-that parsing the command line imports no model)."""
 
 
 def _day(args: argparse.Namespace) -> str:
@@ -626,7 +623,7 @@ def build_parser() -> argparse.ArgumentParser:
     pl.add_argument(
         "--engine",
         default="vllm",
-        choices=sorted(ENGINE_NAMES),
+        choices=sorted(ENGINES),
         help="the serving engine whose metrics the KEDA query and the adapter rule read",
     )
     pl.add_argument("--namespace", default="default", help="the deployment's namespace")

@@ -395,7 +395,7 @@ class ReplicaModel:
         if prompt_tokens is None:
             return self.batch / decode
         prompt = _check.non_negative("prompt_tokens", prompt_tokens)
-        computed = max(prompt - math.floor(self.prefix_hit * prompt), 1.0)
+        computed = max(prompt - float(self.prefix_hit_tokens(prompt)), 1.0)
         if self.chunked_prefill:
             prefill = 2 * self.params * computed / self.prefill_flops
         else:
