@@ -144,6 +144,13 @@ H = "TIMESTAMP,ContextTokens,GeneratedTokens\n"
         (H + "2023-11-16 18:15:46.68,374,44\n1700158000,1,2\n", "row 3.*a number of seconds"),
         (H + "0,374,44\n2023-11-16 18:15:46.68,1,2\n", "row 3.*a date-time, in a log"),
         (H + "0,374,44\n1e300,1313,142\n", "row 3.*a log may span at most 92 days"),
+        # an offset on one row of a log without them: that row named, not the next
+        (H + "2023-11-16 18:15:46,1,2\n2023-11-16 18:15:47+01:00,1,2\n2023-11-16 18:15:48,1,2\n",
+         "row 3.*date-time with offset, in a log whose first row gives a date-time"),
+        (H + "2023-11-16 18:15:46Z,1,2\n2023-11-16 18:15:47,1,2\n",
+         "row 3.*a date-time, in a log whose first row gives a date-time with offset"),
+        (H + "2023-11-16 18:15:46+01:00,1,2\n2023-11-16 18:15:47+24:00,1,2\n",
+         "row 3.*offset \\+24:00 is not a time-zone offset"),
         (H + "0,374,44\n1e12,1313,142\n", "row 3.*a log may span at most 92 days"),
         ("TIMESTAMP,ContextTokens,GeneratedTokens\n1,2,x\n", "row 2.*unreadable"),
         ("TIMESTAMP,ContextTokens,GeneratedTokens\n", "no requests"),
@@ -358,3 +365,20 @@ def test_a_byte_that_is_not_utf8_names_its_row(tmp_path):
     g.write_bytes(b"minute,rate_rps\n0,1\n1,\xe92\n")
     with pytest.raises(ValueError, match="row 3: byte 0xe9 is not UTF-8"):
         lg.read_rate_series(g)
+
+
+def test_time_zone_offsets_are_moved_to_utc(tmp_path, recwarn):
+    """Offsets are honoured: the same instants written in three zones (and across a change of
+    daylight-saving time) read as the same seconds, in order, with no numpy warning."""
+    f = tmp_path / "zones.csv"
+    f.write_text(
+        H
+        + "2024-03-31 01:59:00+01:00,10,1\n"  # 00:59 UTC: Paris, the last minute of winter time
+        + "2024-03-31 03:00:30+02:00,11,2\n"  # 01:00:30 UTC in summer time: 90 s later, not 1 h
+        + "2024-03-30 21:01:00-0400,12,3\n"  # 01:01 UTC the next day in New York's offset
+        + "2024-03-31T01:02:00Z,13,4\n"
+    )
+    trace = lg.read_trace(f)
+    np.testing.assert_array_equal(trace.arrival, [0.0, 90.0, 120.0, 180.0])
+    assert trace.start == 1711846740.0  # 2024-03-31 00:59:00 UTC (`date -u -d ... +%s`)
+    assert not [w for w in recwarn if "timezone" in str(w.message)]

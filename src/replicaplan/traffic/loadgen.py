@@ -24,6 +24,7 @@ import csv
 import gzip
 import itertools
 import math
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -325,7 +326,7 @@ def read_trace(path, *, progress=None) -> TraceFile:
                 break
             if first_stamp is None:
                 first_stamp = rows[0][cols[0]]
-            form = _dated(first_stamp)
+            form = _form(first_stamp)
             t, p, o = _trace_chunk(path, rows, cols, width, first_row, form, origin)
             if previous is not None and t[0] < previous:
                 raise ValueError(_out_of_order(path, first_row, rows[0][cols[0]]))
@@ -465,11 +466,11 @@ def _dated(stamp: str) -> bool:
     return False
 
 
-def _trace_chunk(path, rows, cols, width, first_row, dated: bool, origin):
+def _trace_chunk(path, rows, cols, width, first_row, form: str, origin):
     """One chunk of rows as arrays (seconds, prompt, output), or the first bad row's error.
 
-    ``dated`` is the file's form of timestamp (its first row's); ``origin`` its first time in
-    seconds (None for the first chunk)."""
+    ``form`` is the file's form of timestamp (its first row's, see ``_form``); ``origin`` its
+    first time in seconds (None for the first chunk)."""
     try:
         if any(len(r) < width for r in rows):
             raise ValueError("short row")
@@ -482,7 +483,7 @@ def _trace_chunk(path, rows, cols, width, first_row, dated: bool, origin):
     start = origin if origin is not None else (t[0] if t is not None else 0.0)
     if (
         t is None
-        or _dated(stamps[0]) != dated
+        or _form(stamps[0]) != form
         or not np.all(np.isfinite(t))
         or np.any(p < 0)
         or np.any(o < 0)
@@ -490,11 +491,11 @@ def _trace_chunk(path, rows, cols, width, first_row, dated: bool, origin):
         or np.any(np.diff(t) < 0)
         or t[-1] - start > MAX_LOG_DAYS * 86_400
     ):
-        _first_bad_row(path, rows, cols, width, first_row, dated, origin)
+        _first_bad_row(path, rows, cols, width, first_row, form, origin)
     return t, p, o
 
 
-def _first_bad_row(path, rows, cols, width, first_row, dated: bool, origin) -> None:
+def _first_bad_row(path, rows, cols, width, first_row, form: str, origin) -> None:
     """Read the chunk one row at a time and raise the first row's error, naming the file, the
     row (1-based, the header being row 1) and the allowed range."""
     last = None
@@ -505,11 +506,10 @@ def _first_bad_row(path, rows, cols, width, first_row, dated: bool, origin) -> N
             if len(row) < width:
                 raise ValueError(f"{len(row)} fields, expected at least {width}")
             stamp = row[cols[0]].strip()
-            if _dated(stamp) != dated:
-                form = "a number of seconds" if dated else "a date-time"
+            if _form(stamp) != form:
                 raise ValueError(
-                    f"TIMESTAMP {stamp!r} is {form}, in a log whose first row gives "
-                    f"{'date-times' if dated else 'numbers of seconds'}: one form per log"
+                    f"TIMESTAMP {stamp!r} is a {_form(stamp)}, in a log whose first row gives a "
+                    f"{form}: one form per log"
                 )
             t = float(_seconds_array([stamp])[0])
             p, o = int(row[cols[1]]), int(row[cols[2]])
@@ -535,13 +535,58 @@ def _first_bad_row(path, rows, cols, width, first_row, dated: bool, origin) -> N
     raise AssertionError("a chunk failed to convert but no row is bad")  # pragma: no cover
 
 
+_OFFSET = re.compile(r"^(.*\d)(Z|[+-]\d{2}(?::?\d{2})?)$")
+
+
+def _form(stamp: str) -> str:
+    """A timestamp's form: "number of seconds", "date-time", or "date-time with offset" (an
+    ISO offset such as +01:00, or Z). A log keeps its first row's form."""
+    if not _dated(stamp):
+        return "number of seconds"
+    return "date-time with offset" if _OFFSET.match(stamp.strip()) else "date-time"
+
+
+def _offsets(text: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """``text`` split into date-times without their offsets and the offsets in seconds, or
+    None when no stamp carries one (the common case, checked without a Python loop)."""
+    if not (
+        np.char.endswith(text, "Z").any()
+        or (np.char.rfind(text, "+") > 0).any()
+        or (np.char.rfind(text, "-") >= 10).any()  # past the date's own dashes
+    ):
+        return None
+    local, shift = [], np.zeros(text.size)
+    for k, stamp in enumerate(text.tolist()):
+        m = _OFFSET.match(stamp)
+        if m is None:
+            raise ValueError("a date-time without an offset among ones with offsets")
+        local.append(m.group(1))
+        zone = m.group(2)
+        if zone != "Z":
+            digits = zone[1:].replace(":", "")
+            hours, minutes = int(digits[:2]), int(digits[2:] or 0)
+            if hours > 23 or minutes > 59:
+                raise ValueError(f"offset {zone} is not a time-zone offset")
+            shift[k] = (1 if zone[0] == "+" else -1) * (hours * 3600 + minutes * 60)
+    return np.asarray(local), shift
+
+
 def _seconds_array(stamps: list[str]) -> np.ndarray:
-    """Seconds (numbers, or ISO date-times as seconds since the epoch, UTC) of ``stamps``."""
+    """Seconds (numbers, or ISO date-times as seconds since the epoch, UTC) of ``stamps``.
+
+    Date-times with an offset (+01:00, -0500, Z) are moved to UTC, so a log written across a
+    change of daylight-saving time stays in order; date-times without one are taken as they
+    are (the Azure traces' form)."""
     if _dated(stamps[0]):
-        dates = np.array(np.char.strip(np.asarray(stamps, dtype=str)), dtype="datetime64[us]")
+        text = np.char.strip(np.asarray(stamps, dtype=str))
+        zoned = _offsets(text)
+        if zoned is not None:
+            text, shift = zoned
+        dates = np.array(text, dtype="datetime64[us]")
         if np.isnat(dates).any():
             raise ValueError("a date-time is missing")
-        return dates.astype(np.int64) / 1e6
+        seconds = dates.astype(np.int64) / 1e6
+        return seconds - shift if zoned is not None else seconds
     return np.array(stamps, dtype=float)
 
 
