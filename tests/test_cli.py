@@ -211,8 +211,9 @@ WEEK = ROOT / "data/synthetic-week/rates.csv"
 def test_plan_on_a_rate_series_schedules_and_reports(capsys, tmp_path):
     out = tmp_path / "report"
     args = ["plan", "--rates", str(WEEK), "--startup", "15", "--report", str(out), "--json"]
-    assert main(args) == 0
+    assert main([*args, "--short-budget", "0"]) == 0  # every minute covered
     got = json.loads(capsys.readouterr().out)
+    assert got["recommended"]["short_budget"] == 0
     names = [p["policy"] for p in got["policies"]]
     assert len(names) == 4 and "schedule" in names[3]
     assert len(got["schedule_utc"]) == 24 and max(got["schedule_utc"]) > got["min_replicas"]
@@ -413,3 +414,64 @@ def test_a_rate_series_takes_the_length_mix_of_another_log(capsys, tmp_path):
     # code requests: long prompts, short answers; a different mu* from the conversation mix
     assert with_code["mean_prompt_tokens"] > conv["mean_prompt_tokens"]
     assert abs(with_code["mu_star_rps"] - conv["mu_star_rps"]) > 0.2
+
+
+@pytest.mark.skipif(not Path("/sys").is_dir(), reason="needs a read-only /sys (Linux)")
+@pytest.mark.parametrize("option", ["--manifest", "--keda", "--adapter", "--report"])
+def test_an_output_that_cannot_be_written_is_refused_before_any_work(capsys, tmp_path, option):
+    """/sys takes no new file even from root; the refusal comes before the sweep (a fraction of
+    a second on the vendored log, not the plan's seconds) and nothing else is written."""
+    target = "/sys/report" if option == "--report" else "/sys/out.yaml"
+    args = ["plan", "--log", str(SAMPLE_LOG), "--manifest", str(tmp_path / "h.yaml")]
+    args = (
+        [*args, option, target]
+        if option != "--manifest"
+        else ["plan", "--log", str(SAMPLE_LOG), option, target]
+    )
+    assert main(args) == 2
+    assert f"{option}: cannot write in /sys (Permission denied)" in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_two_outputs_on_one_path_are_refused(capsys, tmp_path):
+    same = str(tmp_path / "out.yaml")
+    assert main(["plan", "--log", str(SAMPLE_LOG), "--manifest", same, "--keda", same]) == 2
+    assert "--manifest, --keda: each output needs its own path" in capsys.readouterr().err
+
+
+def test_an_interrupt_while_writing_leaves_nothing_and_exits_130(capsys, tmp_path, monkeypatch):
+    """Ctrl-C after the manifests are staged and while the report is half written."""
+    from replicaplan.faces import plan_report
+
+    def half_then_interrupted(p, folder, **kw):
+        (folder / "fleet.png").write_bytes(b"half")
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(plan_report, "fill_report", half_then_interrupted)
+    files = ["--manifest", str(tmp_path / "h.yaml"), "--keda", str(tmp_path / "k.yaml")]
+    args = ["plan", "--log", str(SAMPLE_LOG), *files, "--report", str(tmp_path / "report")]
+    assert main(args) == 130
+    err = capsys.readouterr().err
+    assert err.strip() == "replicaplan plan: interrupted; nothing written"
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_ctrl_c_on_a_running_plan_exits_130_with_one_line(tmp_path):
+    """A real SIGINT, as a terminal sends it, in the middle of the week's plan (tens of
+    seconds): exit status 130, one line on stderr, no traceback, nothing written."""
+    import signal
+    import time
+
+    files = ["--manifest", str(tmp_path / "h.yaml"), "--report", str(tmp_path / "report")]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "replicaplan.faces.cli", "plan", "--rates", str(WEEK), *files],
+        stderr=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    time.sleep(6)  # past the imports, into the sweep and the replays
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert err.strip() == "replicaplan plan: interrupted; nothing written"
+    assert list(tmp_path.iterdir()) == []

@@ -1,6 +1,8 @@
 """Files written whole or not at all (faces.files)."""
 
 import os
+import stat
+from pathlib import Path
 
 import pytest
 
@@ -29,15 +31,59 @@ def test_a_failed_write_leaves_the_old_file_and_no_temporary(tmp_path, monkeypat
     assert [p.name for p in tmp_path.iterdir()] == ["hpa.yaml"]
 
 
-def test_a_staged_directory_appears_whole_or_not_at_all(tmp_path):
-    target = tmp_path / "report"
+def test_staged_outputs_appear_together_or_not_at_all(tmp_path):
+    """Files and a folder staged together: an error before the end leaves no trace; a clean
+    end puts every one in place (an empty target folder is replaced)."""
+    (tmp_path / "hpa.yaml").write_text("old")
     with pytest.raises(RuntimeError):
-        with files.staged_directory(target) as stage:
-            (stage / "a.txt").write_text("a")
+        with files.Staging() as out:
+            out.file(tmp_path / "hpa.yaml", "new")
+            folder = out.directory(tmp_path / "report")
+            (folder / "a.txt").write_text("a")
             raise RuntimeError("the figure failed")
-    assert list(tmp_path.iterdir()) == []
-    with files.staged_directory(target) as stage:
-        (stage / "a.txt").write_text("a")
-        (stage / "b.txt").write_text("b")
-    assert sorted(p.name for p in target.iterdir()) == ["a.txt", "b.txt"]
-    assert [p.name for p in tmp_path.iterdir()] == ["report"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["hpa.yaml"]
+    assert (tmp_path / "hpa.yaml").read_text() == "old"
+    (tmp_path / "report").mkdir()
+    with files.Staging() as out:
+        out.file(tmp_path / "hpa.yaml", "new")
+        folder = out.directory(tmp_path / "report")
+        (folder / "a.txt").write_text("a")
+        assert sorted(p.name for p in tmp_path.iterdir() if not p.name.startswith(".")) == [
+            "hpa.yaml",
+            "report",
+        ]
+        assert (tmp_path / "hpa.yaml").read_text() == "old"  # nothing moved before the end
+    assert (tmp_path / "hpa.yaml").read_text() == "new"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["hpa.yaml", "report"]
+    assert [p.name for p in (tmp_path / "report").iterdir()] == ["a.txt"]
+
+
+@pytest.mark.parametrize(
+    "mask, file_mode, dir_mode", [(0o022, 0o644, 0o755), (0o027, 0o640, 0o750)]
+)
+def test_modes_follow_the_umask(tmp_path, mask, file_mode, dir_mode):
+    """What `touch` and `mkdir` would give under the umask, not tempfile's 600 and 700."""
+    old = os.umask(mask)
+    try:
+        with files.Staging() as out:
+            out.file(tmp_path / "hpa.yaml", "x")
+            (out.directory(tmp_path / "report") / "report.md").write_text("x")
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE((tmp_path / "hpa.yaml").stat().st_mode) == file_mode
+    assert stat.S_IMODE((tmp_path / "report").stat().st_mode) == dir_mode
+    assert stat.S_IMODE((tmp_path / "report/report.md").stat().st_mode) == file_mode
+
+
+@pytest.mark.skipif(not Path("/sys").is_dir(), reason="needs a read-only /sys (Linux)")
+def test_a_folder_that_takes_no_file_is_refused_by_name():
+    """/sys refuses new files even to root, so this runs where a chmod-ed folder would not."""
+    with pytest.raises(ValueError, match="--keda: cannot write in /sys \\(Permission denied\\)"):
+        files.check_writable("/sys/keda.yaml", "--keda")
+    with pytest.raises(ValueError, match="--manifest: no such directory: /nowhere"):
+        files.check_writable("/nowhere/hpa.yaml", "--manifest")
+
+
+def test_a_folder_given_for_a_file_is_refused(tmp_path):
+    with pytest.raises(ValueError, match="--adapter: .* is a directory; give a file name"):
+        files.check_writable(tmp_path, "--adapter")

@@ -145,12 +145,18 @@ H = "TIMESTAMP,ContextTokens,GeneratedTokens\n"
         (H + "0,374,44\n2023-11-16 18:15:46.68,1,2\n", "row 3.*a date-time, in a log"),
         (H + "0,374,44\n1e300,1313,142\n", "row 3.*a log may span at most 92 days"),
         # an offset on one row of a log without them: that row named, not the next
-        (H + "2023-11-16 18:15:46,1,2\n2023-11-16 18:15:47+01:00,1,2\n2023-11-16 18:15:48,1,2\n",
-         "row 3.*date-time with offset, in a log whose first row gives a date-time"),
-        (H + "2023-11-16 18:15:46Z,1,2\n2023-11-16 18:15:47,1,2\n",
-         "row 3.*a date-time, in a log whose first row gives a date-time with offset"),
-        (H + "2023-11-16 18:15:46+01:00,1,2\n2023-11-16 18:15:47+24:00,1,2\n",
-         "row 3.*offset \\+24:00 is not a time-zone offset"),
+        (
+            H + "2023-11-16 18:15:46,1,2\n2023-11-16 18:15:47+01:00,1,2\n2023-11-16 18:15:48,1,2\n",
+            "row 3.*date-time with offset, in a log whose first row gives a date-time",
+        ),
+        (
+            H + "2023-11-16 18:15:46Z,1,2\n2023-11-16 18:15:47,1,2\n",
+            "row 3.*a date-time, in a log whose first row gives a date-time with offset",
+        ),
+        (
+            H + "2023-11-16 18:15:46+01:00,1,2\n2023-11-16 18:15:47+24:00,1,2\n",
+            "row 3.*offset \\+24:00 is not a time-zone offset",
+        ),
         (H + "0,374,44\n1e12,1313,142\n", "row 3.*a log may span at most 92 days"),
         ("TIMESTAMP,ContextTokens,GeneratedTokens\n1,2,x\n", "row 2.*unreadable"),
         ("TIMESTAMP,ContextTokens,GeneratedTokens\n", "no requests"),

@@ -213,11 +213,41 @@ def test_cron_triggers_by_hand():
     )
     (cron,) = [t["metadata"] for t in allday["spec"]["triggers"] if t["type"] == "cron"]
     assert cron["start"] != cron["end"]  # KEDA refuses equal start and end
-    with pytest.raises(ValueError, match="24 hourly"):
+    with pytest.raises(ValueError, match="24 hourly minimums"):
         manifest.keda_scaled_object("llm", 30, min_replicas=1, max_replicas=9, schedule=[1] * 23)
     with pytest.raises(ValueError, match="prometheus"):
         manifest.keda_scaled_object("llm", 30, min_replicas=1, max_replicas=9, prometheus="x")
     assert kubernetes_validate  # keep the import used when the schema tests are deselected
+
+
+def test_a_weekly_schedule_writes_one_trigger_per_weekday_run():
+    """168 values: Monday (cron weekday 1) wants 3 from midnight, so its trigger starts on
+    Sunday evening, 20 minutes ahead; Saturday's last hour ends at Sunday's midnight, across the
+    week's end; the read-back floor sees each at the right minute of the week."""
+    week = [1] * 168
+    week[24 * 1 + 0] = 3  # Monday 00:00-01:00
+    week[24 * 6 + 23] = 5  # Saturday 23:00-24:00
+    obj = manifest.keda_scaled_object(
+        "llm", 30, min_replicas=1, max_replicas=9, schedule=week, lead_min=20
+    )
+    crons = [t["metadata"] for t in obj["spec"]["triggers"] if t["type"] == "cron"]
+    assert [(c["start"], c["end"], c["desiredReplicas"]) for c in crons] == [
+        ("40 23 * * 0", "0 1 * * 1", "3"),
+        ("40 22 * * 6", "0 0 * * 0", "5"),
+    ]
+    jsonschema.validate(obj, KEDA_SCHEMA)
+    assert manifest.schedule_from_scaled_object(obj) == [
+        (23 * 60 + 40, 1440 + 60, 3),
+        (6 * 1440 + 22 * 60 + 40, 0, 5),
+    ]
+    hpa = manifest.controller_from_scaled_object(obj)  # second 0 = Thursday 1970-01-01 00:00
+    monday = (4 * 1440) * 60  # Thursday + 4 days
+    assert hpa.floor(monday - 21 * 60) == 0 and hpa.floor(monday - 20 * 60) == 3
+    assert hpa.floor(monday + 59 * 60) == 3 and hpa.floor(monday + 60 * 60) == 0
+    saturday_late = monday - 2 * 1440 * 60 + 23 * 3600
+    assert hpa.floor(saturday_late) == 5 and hpa.floor(saturday_late + 3600) == 0
+    with pytest.raises(ValueError, match="24 hourly minimums .* or 168"):
+        manifest.keda_scaled_object("llm", 30, min_replicas=1, max_replicas=9, schedule=[1] * 48)
 
 
 def test_cron_expressions_read_back():
@@ -229,9 +259,12 @@ def test_cron_expressions_read_back():
         schedule=[1] * 10 + [4] * 2 + [1] * 12,
         lead_min=20,
     )
-    assert manifest.schedule_from_scaled_object(obj) == [(9 * 60 + 40, 12 * 60, 4)]
+    # a daily trigger: one window a day, minutes of the week from Sunday 00:00
+    assert manifest.schedule_from_scaled_object(obj) == [
+        (1440 * d + 9 * 60 + 40, 1440 * d + 12 * 60, 4) for d in range(7)
+    ]
     obj["spec"]["triggers"][1]["metadata"]["start"] = "*/5 9 * * *"
-    with pytest.raises(ValueError, match="start must be a daily cron"):
+    with pytest.raises(ValueError, match="start must be a cron expression 'M H \\* \\* D'"):
         manifest.schedule_from_scaled_object(obj)
     obj["spec"]["triggers"][1]["metadata"]["timezone"] = "Europe/Rome"
     with pytest.raises(ValueError, match="only Etc/UTC"):

@@ -10,6 +10,7 @@ import yaml
 
 from replicaplan.autoscalers import manifest
 from replicaplan.planner import plan
+from replicaplan.planner import schedule as schedule_mod
 from replicaplan.serving.replica import ReplicaModel, simulate_open
 from replicaplan.simulation import capacity
 from replicaplan.traffic import loadgen as lg
@@ -96,8 +97,18 @@ def test_replay_of_a_step_by_hand():
     served = (60 * 2 + 30 * 10 + 30 * 2) * 60  # every request finds room in the always-on fleet
     tokens = served * 211.5  # the log's own mean answer, not the running example's
     assert always.priced.per_million == pytest.approx(4.0 * 2.0 / tokens * 1e6)
-    best, why = plan.recommend([always, chase, spares])
-    assert best is always and "no minute uncovered" in why  # cheaper than spares kept all along
+    # chase: one replica of μ* = 8 req/s meets 10 req/s for 8 minutes, 2 × 8 of 480 req/s-min
+    assert chase.result.excess_fraction == pytest.approx(2 * 8 / (60 * 2 + 30 * 10 + 30 * 2))
+    best, why = plan.recommend([always, chase, spares])  # 3.3 % beyond capacity is over 1 %
+    assert best is always and "at most 1.00% of requests" in why  # cheaper than spares all along
+    best, why = plan.recommend([always, chase, spares], short_budget=0)
+    assert best is always and "no minute uncovered" in why
+    best, why = plan.recommend([always, chase, spares], short_budget=0.04)
+    assert best is chase and "at most 4.00%" in why
+    assert plan.default_short_budget(0.9) == pytest.approx(0.01)
+    assert plan.default_short_budget(0.99) == pytest.approx(0.001)
+    with pytest.raises(ValueError, match="short_budget"):
+        plan.recommend([always], short_budget=1.0)
 
 
 def test_recommend_when_nothing_covers():
@@ -180,6 +191,40 @@ def test_schedule_by_hand():
     assert table == [1] * 24
     table = plan.schedule(three_days() * 4, 8.0, 0.8)
     assert table[10] == math.ceil(4 * 17 / 3 / 6.4) == 4 and table[0] == math.ceil(8 / 6.4) == 2
+
+
+def test_one_days_burst_does_not_move_the_schedule():
+    """Five quiet days at 4 req/s with a 60 req/s minute at 13:00 on one of them: the mean of the
+    hour's peaks (the first planner's) would ask ⌈(4·4 + 60)/5/6.4⌉ = 3 replicas; the median is
+    the quiet days' 4 req/s, ⌈4/6.4⌉ = 1, and so is the forecast of the day after."""
+    rate = np.full(6 * 1440, 4.0)
+    rate[2 * 1440 + 13 * 60] = 60.0
+    assert plan.schedule(rate[: 5 * 1440], 8.0, 0.8)[13] == 1
+    assert math.ceil((4 * 4 + 60) / 5 / 6.4) == 3
+    assert plan.learned_forecast(rate)[5 * 1440 + 13 * 60] == 4.0
+    assert schedule_mod.pooled_mean_forecast(rate)[5 * 1440 + 13 * 60] == (4 * 4 + 60) / 5
+
+
+def test_two_weeks_are_learned_by_weekday():
+    """Two weeks from Monday 2024-01-01 (epoch seconds 1704067200): weekdays peak at 20 req/s
+    at 13:00, weekends at 8. The table has 168 hours from Sunday (cron's order) with 4 replicas
+    at 13:00 on Monday to Friday and 2 at the weekend (⌈20/6.4⌉, ⌈8/6.4⌉); the second week's
+    Saturday forecasts from the first Saturday, its Monday from the first Monday."""
+    start = 1704067200.0
+    assert schedule_mod.weekdays(14, start)[:7].tolist() == [1, 2, 3, 4, 5, 6, 0]
+    rate = np.full(14 * 1440, 2.0)
+    for d in range(14):
+        rate[d * 1440 + 13 * 60] = 8.0 if d % 7 in (5, 6) else 20.0
+    table = plan.schedule(rate, 8.0, 0.8, start_s=start)
+    assert len(table) == 168
+    assert [table[24 * w + 13] for w in range(7)] == [2, 4, 4, 4, 4, 4, 2]
+    assert table[24 * 3 + 12] == 1
+    fc = plan.learned_forecast(rate, start_s=start)
+    assert fc[12 * 1440 + 13 * 60] == 8.0  # Saturday of week 2 learns from the first Saturday
+    assert fc[7 * 1440 + 13 * 60] == 20.0  # Monday of week 2 from the first Monday
+    assert fc[5 * 1440 + 13 * 60] == 20.0  # the first Saturday has no Saturday: all days before
+    short = plan.schedule(rate[: 13 * 1440], 8.0, 0.8, start_s=start)
+    assert len(short) == 24  # thirteen days: one table for all days
 
 
 def test_the_replay_has_a_schedule_row_only_for_two_days_or_more():
@@ -274,7 +319,10 @@ SCHEDULE_WINS_STARTUP_MIN = 18
 @pytest.fixture(scope="module")
 def scheduled_week():
     return plan.plan(
-        lg.read_rate_series(WEEK), startup_min=SCHEDULE_WINS_STARTUP_MIN, n_requests=2000
+        lg.read_rate_series(WEEK),
+        startup_min=SCHEDULE_WINS_STARTUP_MIN,
+        n_requests=2000,
+        short_budget=0,  # every minute covered: the schedule is the cheapest that does it
     )
 
 
@@ -296,9 +344,8 @@ def test_the_keda_object_read_back_reproduces_its_replay_and_holds_its_minimums(
     windows = manifest.schedule_from_scaled_object(yaml.safe_load(f.read_text()))
     assert windows and all(n <= p.max_replicas for _, _, n in windows)
     for start, _end, n in windows:  # two minutes into each window the fleet pays for n or more
-        for day in range(7):
-            t = (day * 1440 + start + 2) * 60
-            assert replay.paid[t] >= n, (day, start, n)
+        minute = (start + 2 - 4 * 1440) % (7 * 1440)  # minutes of the week from Sunday; the
+        assert replay.paid[minute * 60] >= n, (start, n)  # series starts on a Thursday
     # the minimums cost hours and buy the seconds the HPA alone left waiting
     assert replay.paid_hours > p.hpa_run.paid_hours
     assert replay.queued_seconds <= p.hpa_run.queued_seconds
@@ -363,3 +410,25 @@ def test_a_target_too_small_to_hold_becomes_the_kv_cache_tokens():
     assert low <= tokens <= high
     assert manifest.parse_quantity(metric["target"]["averageValue"]) == pytest.approx(tokens, 1e-3)
     assert p.hpa_run.scale_changes > 2
+
+
+def test_the_weekday_median_beats_the_pooled_mean_on_a_week_it_has_not_seen():
+    """Two weeks from Thursday 1970-01-01: 2 req/s, except 13:00-14:00 at 20 req/s on weekdays and
+    8 at weekends; μ* = 8, ρ* = 0.8, so that hour needs ⌈20/6.4⌉ = 4 or ⌈8/6.4⌉ = 2 replicas.
+    In the second week (days 7-13) the weekday median has each weekday's own week-one hour:
+    never short, never spare. The pooled mean of the earlier days' peaks (day d sees days
+    0..d-1; weekends are days 2, 3, 9, 10) is 16.6, 17, 17.3, 16.4, 15.6, 16, 16.3 req/s, each
+    ⌈·/6.4⌉ = 3 replicas: one short on the five weekdays (5 × 60 min), one spare at the
+    weekend (2 replica-hours)."""
+    rate = np.full(14 * 1440, 2.0)
+    for d in range(14):
+        weekend = d % 7 in (2, 3)
+        rate[d * 1440 + 13 * 60 : d * 1440 + 14 * 60] = 8.0 if weekend else 20.0
+    means = [sum(20.0 if k % 7 not in (2, 3) else 8.0 for k in range(d)) / d for d in range(7, 14)]
+    assert [math.ceil(m / 6.4) for m in means] == [3] * 7
+    pooled, median = plan.compare_schedules(rate, 8.0, target=0.8, startup_min=15, from_day=7)
+    assert (pooled.floor_short_minutes, pooled.floor_spare_hours) == (300, 2.0)
+    assert (median.floor_short_minutes, median.floor_spare_hours) == (0, 0.0)
+    assert median.paid_hours < pooled.paid_hours
+    with pytest.raises(ValueError, match="from_day=14: the log ends before that day"):
+        plan.compare_schedules(rate, 8.0, from_day=14)

@@ -25,6 +25,7 @@ import yaml
 from replicaplan.autoscalers.controllers import HPAOn
 from replicaplan.autoscalers.hpa import HorizontalAutoscaler, Rules, ScalingPolicy
 from replicaplan.core import _check
+from replicaplan.traffic.synthetic import EPOCH_WEEKDAY
 
 
 def quantity(value: float) -> str:
@@ -322,24 +323,35 @@ def keda_scaled_object(
         }
     ]
     if schedule is not None:
-        if len(schedule) != 24:
-            raise ValueError(f"schedule must hold 24 hourly minimums, got {len(schedule)}")
-        for hour, length, n in _cron_windows(list(schedule), min_replicas, lead_min):
-            begin = (hour * 60 - lead_min) % (24 * 60)
-            end_hour = (hour + length) % 24
-            if length == 24:  # all day: from midnight to the minute before (start ≠ end)
-                begin, end_hour = 0, None
-            triggers.append(
-                {
-                    "type": "cron",
-                    "metadata": {
-                        "timezone": timezone,
-                        "start": f"{begin % 60} {begin // 60} * * *",
-                        "end": "59 23 * * *" if end_hour is None else f"0 {end_hour} * * *",
-                        "desiredReplicas": str(min(n, max_replicas)),
-                    },
-                }
+        if len(schedule) not in (24, 168):
+            raise ValueError(
+                "schedule must hold 24 hourly minimums (every day) or 168 (24 per weekday, "
+                f"Sunday first), got {len(schedule)}"
             )
+        weekly = len(schedule) == 168
+        for day in range(7 if weekly else 1):
+            hours = list(schedule[24 * day : 24 * day + 24])
+            for hour, length, n in _cron_windows(hours, min_replicas, lead_min):
+                begin = hour * 60 - lead_min  # may fall on the day before
+                start_day = (day - (begin < 0)) % 7
+                begin %= 24 * 60
+                end_hour, end_day = (hour + length) % 24, (day + (hour + length) // 24) % 7
+                if length == 24:  # all day: from midnight to the minute before (start ≠ end)
+                    begin, start_day, end_hour, end_day = 0, day, None, day
+                start_dow = str(start_day) if weekly else "*"
+                end_dow = str(end_day) if weekly else "*"
+                end = f"59 23 * * {end_dow}" if end_hour is None else f"0 {end_hour} * * {end_dow}"
+                triggers.append(
+                    {
+                        "type": "cron",
+                        "metadata": {
+                            "timezone": timezone,
+                            "start": f"{begin % 60} {begin // 60} * * {start_dow}",
+                            "end": end,
+                            "desiredReplicas": str(min(n, max_replicas)),
+                        },
+                    }
+                )
     obj = {
         "apiVersion": "keda.sh/v1alpha1",
         "kind": "ScaledObject",
@@ -365,22 +377,31 @@ FALLBACK_FAILURES = 3
 (its polling interval is 30 s by default: a minute and a half without a metric)."""
 
 
-def _cron_minute(expr: str, field: str) -> int:
-    """Minute of the day of a daily cron expression "M H * * *" (the form the planner writes)."""
+MINUTES_PER_WEEK = 7 * 24 * 60
+
+
+def _cron_minutes(expr: str, field: str) -> list[int]:
+    """Minutes of the week (0 = Sunday 00:00) at which a cron expression "M H * * D" fires: D
+    a weekday 0–6 (0 = Sunday) or * for every day (the forms the planner writes)."""
     parts = str(expr).split()
     try:
         minute, hour = int(parts[0]), int(parts[1])
-        daily = len(parts) == 5 and parts[2:] == ["*", "*", "*"]
+        days = range(7) if parts[4] == "*" else [int(parts[4])]
+        ok = len(parts) == 5 and parts[2:4] == ["*", "*"] and all(0 <= d < 7 for d in days)
     except (IndexError, ValueError):
-        daily = False
-    if not daily or not (0 <= minute < 60 and 0 <= hour < 24):
-        raise ValueError(f"{field} must be a daily cron expression 'M H * * *', got {expr!r}")
-    return 60 * hour + minute
+        ok = False
+    if not ok or not (0 <= minute < 60 and 0 <= hour < 24):
+        raise ValueError(
+            f"{field} must be a cron expression 'M H * * D' (D a weekday 0-6 or *), got {expr!r}"
+        )
+    return [1440 * d + 60 * hour + minute for d in days]
 
 
 def schedule_from_scaled_object(obj) -> list[tuple[int, int, int]]:
     """The cron triggers of a ScaledObject as (start minute, end minute, replicas), minutes of
-    the day in the trigger's time zone (only Etc/UTC is read)."""
+    the week from Sunday 00:00 in the trigger's time zone (only Etc/UTC is read); a daily
+    trigger gives one window a day. A window's end may come before its start: it wraps past
+    the week's end."""
     windows = []
     for i, trigger in enumerate(obj["spec"]["triggers"]):
         if trigger.get("type") != "cron":
@@ -388,12 +409,13 @@ def schedule_from_scaled_object(obj) -> list[tuple[int, int, int]]:
         meta = trigger["metadata"]
         if meta.get("timezone", "Etc/UTC") not in ("Etc/UTC", "UTC"):
             raise ValueError(f"triggers[{i}].metadata.timezone: only Etc/UTC is read")
-        start = _cron_minute(meta["start"], f"triggers[{i}].metadata.start")
-        end = _cron_minute(meta["end"], f"triggers[{i}].metadata.end")
-        windows.append(
-            (start, end, _whole(f"triggers[{i}].desiredReplicas", int(meta["desiredReplicas"]), 1))
-        )
-    return windows
+        n = _whole(f"triggers[{i}].desiredReplicas", int(meta["desiredReplicas"]), 1)
+        ends = _cron_minutes(meta["end"], f"triggers[{i}].metadata.end")
+        for start in _cron_minutes(meta["start"], f"triggers[{i}].metadata.start"):
+            # the first end after the start: cron ends the window at its next firing
+            end = min(ends, key=lambda e: (e - start) % MINUTES_PER_WEEK)
+            windows.append((start, end, n))
+    return sorted(windows)
 
 
 def controller_from_scaled_object(
@@ -421,7 +443,7 @@ def controller_from_scaled_object(
     windows = schedule_from_scaled_object(obj)
 
     def floor(now: float) -> int:
-        minute = int((start_s + now) // 60) % (24 * 60)
+        minute = (int((start_s + now) // 60) + EPOCH_WEEKDAY * 1440) % MINUTES_PER_WEEK
         active = [
             n for a, b, n in windows if (a <= minute < b if a < b else minute >= a or minute < b)
         ]

@@ -288,8 +288,8 @@ def _progress(share: float) -> None:
 
 def _plan(args: argparse.Namespace) -> str:
     from replicaplan.autoscalers.manifest import check_names, check_prometheus, to_yaml
-    from replicaplan.faces.files import write_whole
-    from replicaplan.faces.plan_report import check_report_dir, summary, text, write_report
+    from replicaplan.faces.files import Staging, check_writable
+    from replicaplan.faces.plan_report import check_report_dir, fill_report, summary, text
     from replicaplan.planner.plan import plan
     from replicaplan.traffic.loadgen import read_rate_series, read_trace
 
@@ -298,16 +298,20 @@ def _plan(args: argparse.Namespace) -> str:
     for option, value in inputs:
         if value and not Path(value).is_file():
             raise ValueError(f"{option}: no such file: {value}")
-    for option, value in (
-        ("--manifest", args.manifest),
-        ("--keda", args.keda),
-        ("--adapter", args.adapter),
-    ):
-        if value and not Path(value).resolve().parent.is_dir():
-            raise ValueError(f"{option}: no such directory: {Path(value).parent}")
+    outputs = {
+        "--manifest": args.manifest,
+        "--keda": args.keda,
+        "--adapter": args.adapter,
+        "--report": args.report,
+    }
+    outputs = {option: path for option, path in outputs.items() if path}
+    if len({Path(path).resolve() for path in outputs.values()}) < len(outputs):
+        raise ValueError(f"{', '.join(outputs)}: each output needs its own path")
+    for option, path in outputs.items():  # before minutes of work, not after
+        check_writable(path, option)
     if args.report:
         try:
-            check_report_dir(args.report)  # before minutes of work, not after
+            check_report_dir(args.report)
         except ValueError as err:
             raise ValueError(f"--report: {err}") from None
     # names, addresses and sizes the API server, Prometheus or memory would refuse: before minutes
@@ -317,6 +321,8 @@ def _plan(args: argparse.Namespace) -> str:
         check_prometheus(args.prometheus)
     except ValueError as err:
         raise ValueError(f"--{err}") from None
+    if args.short_budget is not None and not 0 <= args.short_budget < 1:
+        raise ValueError(f"--short-budget must be from 0 to below 1, got {args.short_budget:g}")
     model = _replica(args)
     if args.price is not None and not args.price > 0:
         raise ValueError(f"--price must be > 0, got {args.price:g}")
@@ -340,6 +346,7 @@ def _plan(args: argparse.Namespace) -> str:
         tpot_slo_s=args.tpot_slo,
         quota=args.quota,
         startup_min=args.startup,
+        short_budget=args.short_budget,
         price_per_gpu_hour=args.price,
         name=args.name,
         metric_name=args.metric,
@@ -349,20 +356,15 @@ def _plan(args: argparse.Namespace) -> str:
         served_model=args.served_model,
         sensitivity=bool(args.report),
     )
-    # everything is computed; only now is anything written
-    written = []
-    if args.manifest:
-        write_whole(args.manifest, to_yaml(p.hpa))
-        written.append(args.manifest)
-    if args.keda:
-        write_whole(args.keda, to_yaml(p.keda))
-        written.append(args.keda)
-    if args.adapter:
-        write_whole(args.adapter, to_yaml(p.adapter))
-        written.append(args.adapter)
-    if args.report:
-        write_report(p, args.report, fmt=args.report_format, log=source.name)
-        written.append(args.report)
+    # everything is computed; every output is staged beside its target, then all are renamed
+    with Staging() as out:
+        for option, obj in (("--manifest", p.hpa), ("--keda", p.keda), ("--adapter", p.adapter)):
+            if option in outputs:
+                out.file(outputs[option], to_yaml(obj))
+        if args.report:
+            folder = out.directory(args.report)
+            fill_report(p, folder, fmt=args.report_format, log=source.name)
+    written = list(outputs.values())
     if args.json:
         requests = {"requests": int(traffic.prompt.size)} if args.log else {}
         return json.dumps(summary(p, log=str(source), **requests), indent=2)
@@ -602,6 +604,15 @@ def build_parser() -> argparse.ArgumentParser:
         "--startup", type=int, default=EXAMPLE.startup_min, help="start-up time, whole minutes"
     )
     pl.add_argument(
+        "--short-budget",
+        type=float,
+        default=None,
+        metavar="SHARE",
+        help="share of requests the recommended policy may leave beyond capacity, from 0 to "
+        "below 1 (default: a tenth of 1 - quota, 0.01 for the 90%% quota; 0 demands every "
+        "minute covered)",
+    )
+    pl.add_argument(
         "--price",
         type=float,
         default=None,
@@ -651,6 +662,9 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as err:
         print(f"replicaplan {args.command}: error: {err}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:  # every output is staged, so an interrupt leaves nothing behind
+        print(f"\nreplicaplan {args.command}: interrupted; nothing written", file=sys.stderr)
+        return 130
     text, status = result if isinstance(result, tuple) else (result, 0)
     print(text)
     return status

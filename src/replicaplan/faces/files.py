@@ -1,45 +1,102 @@
 """Files written whole or not at all: the package's one way of writing what a person keeps.
 
-``write_whole`` writes a file through a temporary file beside it, renamed into place;
-``staged_directory`` builds a directory beside its target and renames it into place when every
-file is in it. An error or an interrupt at any point leaves the target as it was.
+``Staging`` stages every output of one command (files and directories) beside its target and
+renames them all into place at the end, once everything is computed and written; an error or
+an interrupt at any point before leaves every target as it was. ``check_writable`` says, before
+any work, whether a target's folder takes a new file. Files and folders get the modes a plain
+``open``/``mkdir`` would give under the process's umask (the temporary files ``tempfile`` makes
+are 600 and 700 whatever the umask).
 
 Layer: faces.
 """
 
 from __future__ import annotations
 
-import contextlib
 import os
 import shutil
 import tempfile
 from pathlib import Path
 
 
-def write_whole(path, text: str) -> None:
-    """Write ``text`` to ``path`` whole or not at all: a temporary file beside it, renamed."""
+def _umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def check_writable(path, option: str) -> Path:
+    """``path`` as a Path if a file can be created beside it; else ValueError naming ``option``
+    and the folder (missing, read-only, or full)."""
     path = Path(path)
-    fd, tmp = tempfile.mkstemp(dir=path.resolve().parent, prefix=f".{path.name}-")
+    parent = path.resolve().parent
+    if not parent.is_dir():
+        raise ValueError(f"{option}: no such directory: {path.parent}")
+    if path.is_dir() and option != "--report":
+        raise ValueError(f"{option}: {path} is a directory; give a file name")
     try:
+        fd, probe = tempfile.mkstemp(dir=parent, prefix=".replicaplan-probe-")
+    except OSError as err:
+        raise ValueError(f"{option}: cannot write in {parent} ({err.strerror})") from None
+    os.close(fd)
+    os.unlink(probe)
+    return path
+
+
+class Staging:
+    """The outputs of one command, staged beside their targets and renamed in together.
+
+    Use as a context manager: ``file`` and ``directory`` stage, leaving the targets alone; on a
+    clean exit every staged output is renamed onto its target (a directory target must be
+    absent or empty), on any exception (Ctrl-C included) every staged output is removed.
+    """
+
+    def __init__(self) -> None:
+        self._staged: list[tuple[Path, Path]] = []
+
+    def file(self, path, text: str) -> None:
+        path = Path(path)
+        fd, tmp = tempfile.mkstemp(dir=path.resolve().parent, prefix=f".{path.name}-")
+        self._staged.append((Path(tmp), path))
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+        os.chmod(tmp, 0o666 & ~_umask())
+
+    def directory(self, path) -> Path:
+        """A fresh, empty folder to fill; it becomes ``path`` on commit."""
+        path = Path(path)
+        tmp = Path(tempfile.mkdtemp(dir=path.resolve().parent, prefix=f".{path.name}-"))
+        self._staged.append((tmp, path))
+        os.chmod(tmp, 0o777 & ~_umask())
+        return tmp
+
+    def commit(self) -> None:
+        while self._staged:
+            tmp, target = self._staged[0]
+            if tmp.is_dir() and target.is_dir():
+                target.rmdir()  # empty, checked by the caller before any work
+            os.replace(tmp, target)
+            self._staged.pop(0)
+
+    def discard(self) -> None:
+        for tmp, _ in self._staged:
+            if tmp.is_dir():
+                shutil.rmtree(tmp, ignore_errors=True)
+            else:
+                tmp.unlink(missing_ok=True)
+        self._staged = []
+
+    def __enter__(self) -> Staging:
+        return self
+
+    def __exit__(self, kind, value, tb) -> None:
+        try:
+            if kind is None:
+                self.commit()
+        finally:
+            self.discard()  # what is left: everything after an error, nothing after a commit
 
 
-@contextlib.contextmanager
-def staged_directory(target):
-    """Yield a fresh directory beside ``target`` to fill; on success it becomes ``target``
-    (which must be absent or empty), on any error it is removed and ``target`` is untouched."""
-    target = Path(target)
-    tmp = Path(tempfile.mkdtemp(dir=target.resolve().parent, prefix=f".{target.name}-"))
-    try:
-        yield tmp
-        if target.exists():
-            target.rmdir()  # empty, checked by the caller
-        os.replace(tmp, target)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
+def write_whole(path, text: str) -> None:
+    """Write ``text`` to ``path`` whole or not at all."""
+    with Staging() as out:
+        out.file(path, text)

@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from replicaplan.autoscalers.manifest import to_yaml
-from replicaplan.faces.files import staged_directory
+from replicaplan.faces.files import Staging
 from replicaplan.faces.report import Table, clock
 from replicaplan.planner.plan import SENSITIVITY_STARTUPS, Plan, startup_sensitivity
 
@@ -62,10 +62,11 @@ def summary(p: Plan, **context) -> dict:
         "recommended": {
             "policy": p.recommended.policy.name,
             "why": p.why,
+            "short_budget": p.short_budget,
             "cost_per_million_input_tokens": p.phase_prices[0],
             "cost_per_million_output_tokens_by_phase": p.phase_prices[1],
         },
-        "schedule_utc": p.schedule,
+        "schedule_utc": _schedule_json(p.schedule),
         "hpa_replay": {**run.summary(), "cost_per_million_output_tokens": p.hpa_cost_per_million},
         "keda_replay": None
         if p.keda_run is None
@@ -109,16 +110,38 @@ def policy_table(p: Plan) -> Table:
     )
 
 
-def _schedule_lines(p: Plan) -> list[str]:
-    if p.schedule is None:
-        return ["no schedule: the log covers fewer than two calendar days"]
+WEEKDAY_NAMES = ("Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat")
+"""Cron's weekdays, in its order (0 = Sunday): the order of a weekly schedule's 168 hours."""
+
+
+def _schedule_json(table: list[int] | None):
+    """24 hourly minimums as a list; a weekly schedule as {weekday: 24 minimums}."""
+    if table is None or len(table) == 24:
+        return table
+    return {name: table[24 * w : 24 * w + 24] for w, name in enumerate(WEEKDAY_NAMES)}
+
+
+def _hour_runs(day: list[int]) -> list[str]:
     runs = []  # (first hour, last hour, replicas), equal neighbours merged
-    for h, n in enumerate(p.schedule):
+    for h, n in enumerate(day):
         if runs and runs[-1][2] == n:
             runs[-1] = (runs[-1][0], h, n)
         else:
             runs.append((h, h, n))
     return [f"{clock(60 * a)}–{clock(60 * b + 59)} UTC: at least {n}" for a, b, n in runs if n > 0]
+
+
+def _schedule_lines(p: Plan) -> list[str]:
+    if p.schedule is None:
+        return ["no schedule: the log covers fewer than two calendar days"]
+    if len(p.schedule) == 24:
+        return _hour_runs(p.schedule)
+    days: dict = {}  # a day's table → the weekdays that share it, Monday first
+    for w in (1, 2, 3, 4, 5, 6, 0):
+        days.setdefault(tuple(p.schedule[24 * w : 24 * w + 24]), []).append(WEEKDAY_NAMES[w])
+    return [
+        f"{', '.join(names)} {line}" for table, names in days.items() for line in _hour_runs(table)
+    ]
 
 
 def _price_words(p: Plan) -> str:
@@ -339,6 +362,15 @@ def write_report(p: Plan, directory, *, fmt: str = "md", log: str = "") -> Path:
     """Write ``directory`` with report.md (``fmt`` "md") or index.html ("html"), fleet.png,
     hpa.yaml, keda.yaml and adapter.yaml (the prometheus-adapter rule). The directory must not
     exist or be empty; it appears whole or not at all."""
+    target = check_report_dir(directory)
+    with Staging() as out:
+        fill_report(p, out.directory(target), fmt=fmt, log=log)
+    return target
+
+
+def fill_report(p: Plan, folder: Path, *, fmt: str = "md", log: str = "") -> None:
+    """Write the report's files into ``folder`` (empty, and usually staged: see
+    ``write_report`` and the command's one ``Staging`` of all its outputs)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -348,21 +380,18 @@ def write_report(p: Plan, directory, *, fmt: str = "md", log: str = "") -> Path:
 
     if fmt not in ("md", "html"):
         raise ValueError(f"fmt must be 'md' or 'html', got {fmt!r}")
-    target = check_report_dir(directory)
-    with staged_directory(target) as tmp:
-        fig = plot_plan(p.rows, p.hpa_run, start_s=p.start_s)
-        fig.savefig(tmp / "fleet.png", dpi=120)
-        plt.close(fig)
-        sens = report_sensitivity(p)
-        fig = plot_plan_sensitivity(sens.startups, sens.per_million, sens.uncovered)
-        fig.savefig(tmp / "startup.png", dpi=120)
-        plt.close(fig)
-        (tmp / "hpa.yaml").write_text(to_yaml(p.hpa), encoding="utf-8")
-        (tmp / "keda.yaml").write_text(to_yaml(p.keda), encoding="utf-8")
-        (tmp / "adapter.yaml").write_text(to_yaml(p.adapter), encoding="utf-8")
-        blocks = _blocks(p, log, sens)
-        if fmt == "md":
-            (tmp / "report.md").write_text(_markdown(blocks), encoding="utf-8")
-        else:
-            (tmp / "index.html").write_text(_html(blocks), encoding="utf-8")
-    return target
+    fig = plot_plan(p.rows, p.hpa_run, start_s=p.start_s)
+    fig.savefig(folder / "fleet.png", dpi=120)
+    plt.close(fig)
+    sens = report_sensitivity(p)
+    fig = plot_plan_sensitivity(sens.startups, sens.per_million, sens.uncovered)
+    fig.savefig(folder / "startup.png", dpi=120)
+    plt.close(fig)
+    (folder / "hpa.yaml").write_text(to_yaml(p.hpa), encoding="utf-8")
+    (folder / "keda.yaml").write_text(to_yaml(p.keda), encoding="utf-8")
+    (folder / "adapter.yaml").write_text(to_yaml(p.adapter), encoding="utf-8")
+    blocks = _blocks(p, log, sens)
+    if fmt == "md":
+        (folder / "report.md").write_text(_markdown(blocks), encoding="utf-8")
+    else:
+        (folder / "index.html").write_text(_html(blocks), encoding="utf-8")

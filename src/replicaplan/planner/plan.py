@@ -40,14 +40,25 @@ from replicaplan.planner.operating import (
 from replicaplan.planner.replay import (
     POLICY_KINDS,
     SENSITIVITY_STARTUPS,
+    SHORT_BUDGET,
     ReplayRow,
+    ScheduleScore,
     StartupSensitivity,
+    compare_schedules,
+    default_short_budget,
     recommend,
     replay,
     startup_sensitivity,
 )
 from replicaplan.planner.reserve import largest_step_reserve, spares_for, steepest_ramp_reserve
-from replicaplan.planner.schedule import SCHEDULE_MIN_DAYS, days_covered, learned_forecast, schedule
+from replicaplan.planner.schedule import (
+    SCHEDULE_MIN_DAYS,
+    WEEKDAY_MIN_DAYS,
+    days_covered,
+    learned_forecast,
+    schedule,
+    weekdays,
+)
 from replicaplan.serving.fluid import MeasuredReplica, replicas_needed
 from replicaplan.serving.replica import ReplicaModel
 from replicaplan.simulation.capacity import QUOTA, TPOT_SLO_S, TTFT_SLO_S
@@ -60,7 +71,13 @@ __all__ = [
     "POLICY_KINDS",
     "SCHEDULE_MIN_DAYS",
     "SENSITIVITY_STARTUPS",
+    "SHORT_BUDGET",
+    "WEEKDAY_MIN_DAYS",
     "OperatingPoint",
+    "ScheduleScore",
+    "compare_schedules",
+    "default_short_budget",
+    "weekdays",
     "Plan",
     "ReplayRow",
     "ReplicaModel",
@@ -105,8 +122,11 @@ class Plan:
     rows: list[ReplayRow]
     recommended: ReplayRow
     why: str
+    short_budget: float
+    """The share of requests the recommendation was allowed to leave beyond capacity."""
     schedule: list[int] | None
-    """Minimum replicas per clock hour (UTC), learned from two days or more; else None."""
+    """Minimum replicas per clock hour (UTC), learned from two days or more (24 values; 168,
+    24 per weekday from Sunday, from two weeks on); else None."""
     min_replicas: int
     max_replicas: int
     hpa: dict
@@ -161,6 +181,7 @@ def plan(
     tpot_slo_s: float = TPOT_SLO_S,
     quota: float = QUOTA,
     startup_min: int = EXAMPLE.startup_min,
+    short_budget: float | None = None,
     price_per_gpu_hour: float | None = None,
     name: str = "llm",
     metric_name: str | None = None,
@@ -177,6 +198,8 @@ def plan(
     series (``loadgen.read_rate_series``), served by ``model`` (the running example's replica by
     default) within the promises, paid ``price_per_gpu_hour`` for each of its GPUs (by default
     the replica's own GPU price: the catalogue's list price, or the running example's 2 €).
+    The recommendation is the cheapest policy that leaves at most ``short_budget`` of the
+    requests beyond capacity (by default ``default_short_budget(quota)``: 1 % for 90 %).
 
     The length mix is the log's own, or ``lengths``; a rate series carries no lengths, so it
     takes ``lengths`` or the Azure conversation mix. Errors, each naming the parameter: promises
@@ -229,7 +252,9 @@ def plan(
         tokens_per_request=point.mean_output,
         start_s=start_s,
     )
-    best, why = recommend(rows)
+    if short_budget is None:
+        short_budget = default_short_budget(quota)
+    best, why = recommend(rows, short_budget)
     enough = days_covered(rate, start_s) >= SCHEDULE_MIN_DAYS
     table = schedule(rate, mu, target, start_s) if enough else None
     low = max(1, replicas_needed(float(rate.min()), mu, target))
@@ -286,6 +311,7 @@ def plan(
         rows=rows,
         recommended=best,
         why=why,
+        short_budget=short_budget,
         schedule=table,
         min_replicas=low,
         max_replicas=high,

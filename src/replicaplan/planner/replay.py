@@ -15,8 +15,14 @@ from replicaplan.core import _check
 from replicaplan.core.example import EXAMPLE
 from replicaplan.economics.cost import PricedPolicy, price_day
 from replicaplan.planner.reserve import spares_for
-from replicaplan.planner.schedule import SCHEDULE_MIN_DAYS, days_covered, learned_forecast
+from replicaplan.planner.schedule import (
+    SCHEDULE_MIN_DAYS,
+    days_covered,
+    learned_forecast,
+    pooled_mean_forecast,
+)
 from replicaplan.serving.fluid import replicas_needed
+from replicaplan.simulation.capacity import QUOTA
 from replicaplan.simulation.day import DayPolicy, DayResult, run_policies
 
 
@@ -127,11 +133,90 @@ def startup_sensitivity(rate, capacity: float, startups, **replay_kwargs) -> Sta
     )
 
 
-def recommend(rows: list[ReplayRow]) -> tuple[ReplayRow, str]:
-    """The cheapest policy that leaves no minute uncovered; else the one that leaves fewest."""
-    covered = [r for r in rows if r.result.uncovered_minutes == 0]
-    if covered:
-        best = min(covered, key=lambda r: r.priced.per_million)
-        return best, "the cheapest per token of the policies that leave no minute uncovered"
-    best = min(rows, key=lambda r: (r.result.uncovered_minutes, r.priced.per_million))
-    return best, "no policy covers every minute; this one leaves the fewest uncovered"
+def default_short_budget(quota: float) -> float:
+    """The default share of requests allowed to arrive beyond the ready replicas' capacity:
+    (1 − quota)/10, a tenth of the share the quota already lets miss its promise at the
+    operating point, so a fleet late to a burst costs the promise at most a tenth of its margin.
+    Such requests are not lost: they wait for a replica still starting."""
+    return round(1 - _check.fraction("quota", quota), 12) / 10
+
+
+SHORT_BUDGET = default_short_budget(QUOTA)
+"""``default_short_budget`` of the book's 90 % quota: 1 % of requests."""
+
+
+def recommend(rows: list[ReplayRow], short_budget: float = SHORT_BUDGET) -> tuple[ReplayRow, str]:
+    """The cheapest policy per token that leaves at most ``short_budget`` of the requests beyond
+    capacity (``DayResult.excess_fraction``); else the one that leaves fewest. With a budget of
+    0 this is the cheapest policy that leaves no minute uncovered."""
+    short_budget = _check.fraction("short_budget", short_budget, low_open=False, high_open=True)
+    within = [r for r in rows if r.result.excess_fraction <= short_budget]
+    if within:
+        best = min(within, key=lambda r: r.priced.per_million)
+        if short_budget == 0:
+            return best, "the cheapest per token of the policies that leave no minute uncovered"
+        return best, (
+            "the cheapest per token of the policies that leave at most "
+            f"{short_budget:.2%} of requests beyond capacity"
+        )
+    best = min(rows, key=lambda r: (r.result.excess_fraction, r.priced.per_million))
+    return best, (
+        f"no policy leaves {short_budget:.2%} of requests or fewer beyond capacity; this one "
+        "leaves the fewest"
+    )
+
+
+# ------------------------------------------------------------------ schedules compared
+@dataclass(frozen=True)
+class ScheduleScore:
+    """One forecast replayed out of sample: what its floor alone and the chase on top of it did
+    on the days that had a history to learn from."""
+
+    name: str
+    paid_hours: float
+    """Replica-hours the chase paid with this forecast's floor, over the days with a history."""
+    uncovered_minutes: int
+    """Minutes short of capacity in that replay."""
+    floor_short_minutes: int
+    """Minutes in which the floor alone held fewer replicas than the minute needed."""
+    floor_spare_hours: float
+    """Replica-hours the floor alone held beyond what the minutes needed."""
+
+
+def compare_schedules(
+    rate,
+    capacity: float,
+    *,
+    target: float = EXAMPLE.target_utilization,
+    startup_min: int = EXAMPLE.startup_min,
+    start_s: float = 0.0,
+    from_day: int = 1,
+) -> list[ScheduleScore]:
+    """The first planner's forecast (``pooled_mean_forecast``: mean of the hour's peaks, all
+    days pooled) against today's (``learned_forecast``: their median, by weekday once the log
+    holds two weeks), each replayed with the chase, scored from calendar day ``from_day`` on
+    (1: every day that has a history; 7: the second week, where weekdays first have their own)."""
+    rate = _check.rates("rate", rate)
+    need = replicas_needed(rate, capacity, target)
+    day = (int(start_s // 60) % 1440 + np.arange(rate.size)) // 1440
+    scored = day >= _check.integer("from_day", from_day, minimum=1)
+    if not scored.any():
+        raise ValueError(f"from_day={from_day}: the log ends before that day")
+    scores = []
+    for name, forecast in (
+        ("mean of the hour's peaks, all days", pooled_mean_forecast(rate, start_s)),
+        ("median of the hour's peaks, by weekday", learned_forecast(rate, start_s)),
+    ):
+        policy = DayPolicy(name, startup_min=startup_min, forecast=True)
+        ((_, result),) = run_policies(rate, [policy], capacity, target, forecast)
+        floor = replicas_needed(forecast, capacity, target)
+        scores.append(
+            ScheduleScore(
+                name,
+                paid_hours=float(result.paid[scored].sum() / 60),
+                uncovered_minutes=int((result.excess[scored] > 0).sum()),
+                floor_short_minutes=int((floor[scored] < need[scored]).sum()),
+                floor_spare_hours=float(np.maximum(floor - need, 0)[scored].sum() / 60),
+            )
+        )
+    return scores

@@ -18,6 +18,10 @@ from replicaplan.core.example import EXAMPLE
 
 MINUTES_PER_DAY = 1440
 
+EPOCH_WEEKDAY = 4
+"""Cron's weekday (0 = Sunday) of 1970-01-01, a Thursday: where a series' weekdays start when
+its minute 0 is given in seconds since the epoch."""
+
 
 def reference_traffic(
     *,
@@ -62,3 +66,33 @@ def noisy_days(days: int, *, noise: float, seed: int = 0, **traffic) -> np.ndarr
         jitter = portable.exp(noise * rng.standard_normal(MINUTES_PER_DAY) / 2)
         out[d] = (night + (peak - night) * height * hump) * jitter
     return out
+
+
+def working_weeks(
+    days: int,
+    *,
+    noise: float,
+    weekend: float = 0.5,
+    bursts: int = 2,
+    burst_rps: float = EXAMPLE.event_rps,
+    burst_minutes: int = EXAMPLE.event_minutes,
+    seed: int = 0,
+) -> np.ndarray:
+    """``days`` days like ``noisy_days`` (the same draws for the same ``seed``), minute 0 at
+    1970-01-01 00:00 UTC (a Thursday, as a rate series is read), with two things a real
+    service's weeks have: Saturday's and Sunday's hump at ``weekend`` of its height, and
+    ``bursts`` one-off bursts of ``burst_rps`` for ``burst_minutes`` on random days between
+    08:00 and 22:00 (the reference day's event, at a time nobody could foresee). Returns a
+    flat array of ``days`` × 1440 per-minute rates."""
+    weekend = _check.fraction("weekend", weekend, low_open=False)
+    bursts = _check.integer("bursts", bursts, minimum=0)
+    out = noisy_days(days, noise=noise, seed=seed)
+    night = EXAMPLE.min_rps
+    for d in range(days):
+        if (d + EPOCH_WEEKDAY) % 7 in (0, 6):
+            out[d] = night + (out[d] - night) * weekend
+    rng = np.random.default_rng([seed, 1])
+    for d in rng.choice(days, min(bursts, days), replace=False):
+        start = int(rng.integers(8 * 60, 22 * 60 - burst_minutes))
+        out[d, start : start + burst_minutes] += burst_rps
+    return out.ravel()

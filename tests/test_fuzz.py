@@ -1,0 +1,161 @@
+"""The planner fuzzed as a user would feed it (hypothesis): log rows, rate series and options.
+
+Whatever the input, ``replicaplan plan`` either exits 0 having written every output it was
+asked for, or exits 2 with one message on stderr and nothing written; it never lets an exception
+out (a traceback), and no input runs longer than a minute. Bounded: a fixed number of examples
+drawn from a fixed seed (``derandomize``), so CI sees the same inputs every run.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import time
+from contextlib import redirect_stderr, redirect_stdout
+
+from hypothesis import HealthCheck, event, given, settings
+from hypothesis import strategies as st
+
+from replicaplan.faces.cli import main
+
+HEADER = "TIMESTAMP,ContextTokens,GeneratedTokens"
+
+numbers = st.one_of(
+    st.integers(-5, 5_000),
+    st.sampled_from(["0", "-1", "12345678901234567890", "1e9", "x", "", "nan", "3.5"]),
+)
+
+
+@st.composite
+def stamps(draw, n: int):
+    """``n`` timestamps of one of the forms users export, mostly in order, sometimes not."""
+    form = draw(st.sampled_from(["seconds", "date", "zoned", "mixed", "junk"]))
+    step = draw(st.floats(0.01, 120, allow_nan=False))
+    t = [k * step for k in range(n)]
+    if draw(st.booleans()):  # one row out of place, or a huge or non-finite one
+        t[draw(st.integers(0, n - 1))] = draw(st.sampled_from([-5.0, 1e12, 1e300, float("nan")]))
+    out = []
+    for s in t:
+        kind = form if form != "mixed" else draw(st.sampled_from(["seconds", "date", "zoned"]))
+        if kind == "seconds" or s != s or abs(s) > 1e9:
+            out.append(repr(s))
+        elif kind == "junk":
+            out.append(draw(st.sampled_from(["yesterday", "2023-13-45 25:61:00", "12:00", "-"])))
+        else:
+            whole = int(s)
+            stamp = f"2023-11-16 {whole // 3600 % 24:02d}:{whole // 60 % 60:02d}:{whole % 60:02d}"
+            out.append(stamp + ("+01:00" if kind == "zoned" else ""))
+    return out
+
+
+@st.composite
+def clean_logs(draw) -> bytes:
+    """A log the planner should accept: 10 to 20 minutes of requests, in order, sane lengths."""
+    n = draw(st.integers(20, 60))
+    span = draw(st.floats(600, 1200))
+    lengths = st.integers(1, 3000)
+    rows = [f"{k * span / (n - 1):.3f},{draw(lengths)},{draw(lengths)}" for k in range(n)]
+    return ("\n".join([HEADER, *rows]) + "\n").encode()
+
+
+@st.composite
+def logs(draw) -> bytes:
+    if draw(st.booleans()):
+        return draw(clean_logs())
+    n = draw(st.integers(1, 40))
+    rows = [f"{s},{draw(numbers)},{draw(numbers)}" for s in draw(stamps(n))]
+    header = draw(st.sampled_from([HEADER, HEADER, "\ufeff" + HEADER, "TIMESTAMP,ContextTokens"]))
+    data = ("\n".join([header, *rows]) + "\n").encode()
+    if draw(st.booleans()):
+        data = data.replace(b"0,", b"\xe9,", 1) if draw(st.booleans()) else gzip.compress(data)
+    return data
+
+
+@st.composite
+def rate_series(draw) -> bytes:
+    if draw(st.booleans()):  # a series the planner should accept
+        rates = draw(st.lists(st.floats(0.5, 80), min_size=12, max_size=40))
+        return ("minute,rate_rps\n" + "".join(f"{m},{r}\n" for m, r in enumerate(rates))).encode()
+    rates = draw(
+        st.lists(
+            st.one_of(
+                st.floats(0, 200, allow_nan=False),
+                st.sampled_from([-1.0, 1e9, 1e300, float("nan"), float("inf")]),
+            ),
+            min_size=1,
+            max_size=30,
+        )
+    )
+    return ("minute,rate_rps\n" + "".join(f"{m},{r}\n" for m, r in enumerate(rates))).encode()
+
+
+options = st.lists(
+    st.sampled_from(
+        [
+            ["--startup", "0"],
+            ["--startup", "-3"],
+            ["--startup", "9"],
+            ["--batch", "0"],
+            ["--batch", "4"],
+            ["--batch", "1000000000"],
+            ["--gpus", "2"],
+            ["--model", "llama-3-8b", "--gpu", "a100-80gb"],
+            ["--model", "llama-3-8b", "--gpu", "a100-80gb", "--gpus", "65"],
+            ["--short-budget", "0"],
+            ["--short-budget", "1.5"],
+            ["--short-budget", "nan"],
+            ["--target", "0"],
+            ["--target", "1.2"],
+            ["--price", "-2"],
+            ["--price", "inf"],
+            ["--ttft-slo", "0"],
+            ["--quota", "1.5"],
+            ["--name", "Bad_Name"],
+            ["--engine", "sglang"],
+            ["--prometheus", "ftp://x"],
+        ]
+    ),
+    max_size=3,
+)
+
+
+@settings(
+    max_examples=20,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(
+    traffic=st.one_of(
+        st.tuples(st.just("--log"), logs()), st.tuples(st.just("--rates"), rate_series())
+    ),
+    extra=st.one_of(st.just([]), options),
+    report=st.booleans(),
+)
+def test_plan_exits_0_with_every_output_or_2_with_nothing(tmp_path_factory, traffic, extra, report):
+    work = tmp_path_factory.mktemp("fuzz")
+    option, data = traffic
+    source = work / "input.csv"
+    source.write_bytes(data)
+    out = work / "out"
+    out.mkdir()
+    files = {"--manifest": out / "hpa.yaml", "--keda": out / "keda.yaml"}
+    if report:
+        files["--report"] = out / "report"
+    argv = ["plan", option, str(source), *[a for o in extra for a in o]]
+    argv += [a for o, p in files.items() for a in (o, str(p))]
+    stdout, stderr = io.StringIO(), io.StringIO()
+    began = time.perf_counter()
+    with redirect_stdout(stdout), redirect_stderr(stderr):
+        code = main(argv)  # an exception here is the traceback a user would see
+    assert time.perf_counter() - began < 60
+    event(f"exit {code}")
+    if code == 0:
+        assert all(p.exists() for p in files.values()), argv
+        assert sorted(p.name for p in out.iterdir()) == sorted(p.name for p in files.values())
+    else:
+        assert code == 2, (argv, stderr.getvalue())
+        message = stderr.getvalue().strip()
+        assert message.startswith("replicaplan plan: error: ") and "\n" not in message, message
+        assert "Traceback" not in message
+        assert list(out.iterdir()) == [], argv
