@@ -135,6 +135,16 @@ def test_plan_your_fleet_prose():
     # keeps up with", its metric averaged over a minute; the HPA lets requests wait at times
     assert g["h_points"] >= 5 and 0.5 < g["h_top"] <= 4.0 and g["h_window"] == 60
     assert g["h_queued"] > 0 and g["h_changes"] > 0
+    # the budget: "by default the planner picks chasing", whose late share is "far inside" 1 %
+    assert g["w_default_is_chase"] == 1 and g["w_chase_excess"] < g["w_budget"] / 10
+    assert g["w_budget"] == pytest.approx((1 - 0.9) / 10) and g["w_budget_saving"] > 0
+    # the schedules: "within a few minutes and replica-hours" on the week; on the fortnight the
+    # weekday median cuts the floor's short minutes and the bill; the chase's short minutes
+    # with either are the bursts
+    assert abs(g["cw_old_fshort"] - g["cw_new_fshort"]) <= 5
+    assert abs(g["cw_old_h"] - g["cw_new_h"]) <= 0.02 * g["cw_old_h"]
+    assert g["cf_new_fshort"] < g["cf_old_fshort"] / 2 and g["cf_new_h"] < g["cf_old_h"]
+    assert g["cf_old_unc"] <= 2 * 20 and g["cf_new_unc"] <= 2 * 20  # two 20-minute bursts
 
 
 def test_capacity_prose():
