@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 from pathlib import Path
 
@@ -211,9 +212,31 @@ MAX_GPUS = 64
 """The most GPUs a replica may span (--gpus): a tensor-parallel group is at most a few nodes."""
 MAX_BATCH = 16_384
 """The largest batch cap --batch takes; the replica's state grows with it."""
+MAX_TOKEN_BUDGET = 1_048_576
+"""The largest --token-budget: a step of a million tokens is far past any GPU's."""
 
 
 def _replica(args: argparse.Namespace):
+    """The replica the plan sizes (``_base_replica``) with its scheduler's options applied:
+    --token-budget and --prefill."""
+    from dataclasses import replace
+
+    budget = args.token_budget
+    if budget is not None and not 1 <= budget <= MAX_TOKEN_BUDGET:
+        raise ValueError(
+            f"--token-budget must be an integer from 1 to {MAX_TOKEN_BUDGET:,}, got {budget}"
+        )
+    model = _base_replica(args)
+    changes = {"chunked_prefill": args.prefill == "chunked"}
+    if budget is not None:
+        changes["token_budget"] = budget
+    try:
+        return replace(model, **changes)
+    except ValueError as err:
+        raise ValueError(f"--token-budget: {err}") from None
+
+
+def _base_replica(args: argparse.Namespace):
     """The replica the plan sizes: the running example, a datasheet, or a fit to measurements."""
     from dataclasses import replace
 
@@ -278,22 +301,23 @@ def _numbers(option: str, text: str, n: int) -> tuple:
     return values
 
 
-def _progress(share: float) -> None:
-    """A progress bar on the terminal's standard error (the plan's reading of a long log)."""
+def _progress(share: float, doing: str = "reading the log") -> None:
+    """A progress bar on the terminal's standard error (a long log read, a search screened)."""
     bar = "#" * int(30 * share)
-    print(f"\rreading the log [{bar:<30}] {100 * share:5.1f} %", end="", file=sys.stderr)
+    print(f"\r{doing} [{bar:<30}] {100 * share:5.1f} %", end="", file=sys.stderr)
     if share >= 1:
         print(file=sys.stderr)
 
 
-def _plan(args: argparse.Namespace) -> str:
-    from replicaplan.autoscalers.manifest import check_names, check_prometheus, to_yaml
-    from replicaplan.faces.files import Staging, check_writable
-    from replicaplan.faces.plan_report import check_report_dir, fill_report, summary, text
-    from replicaplan.planner.plan import plan
-    from replicaplan.traffic.loadgen import read_rate_series, read_trace
+def _checked_inputs(args: argparse.Namespace) -> dict:
+    """Everything about the command's files and names that can be refused before any work:
+    the inputs exist, each output has its own path in a folder that takes files, the report
+    directory is free, the names and address are ones Kubernetes and Prometheus accept, the
+    budget is a share. Returns the outputs asked for, by option."""
+    from replicaplan.autoscalers.manifest import check_names, check_prometheus
+    from replicaplan.faces.files import check_writable
+    from replicaplan.faces.plan_report import check_report_dir
 
-    source = Path(args.log or args.rates)
     inputs = (("--log", args.log), ("--rates", args.rates), ("--lengths", args.lengths))
     for option, value in inputs:
         if value and not Path(value).is_file():
@@ -314,8 +338,6 @@ def _plan(args: argparse.Namespace) -> str:
             check_report_dir(args.report)
         except ValueError as err:
             raise ValueError(f"--report: {err}") from None
-    # names, addresses and sizes the API server, Prometheus or memory would refuse: before minutes
-    # of work, not after
     check_names(args.name, args.metric or "requests_in_flight")
     try:
         check_prometheus(args.prometheus)
@@ -323,21 +345,27 @@ def _plan(args: argparse.Namespace) -> str:
         raise ValueError(f"--{err}") from None
     if args.short_budget is not None and not 0 <= args.short_budget < 1:
         raise ValueError(f"--short-budget must be from 0 to below 1, got {args.short_budget:g}")
-    model = _replica(args)
-    if args.price is not None and not args.price > 0:
-        raise ValueError(f"--price must be > 0, got {args.price:g}")
-    if args.price is None and model.gpu_price_per_hour is None:
-        raise ValueError(
-            "--price is required: the replica's GPU has no list price in the catalogue "
-            "(a GPU spelled out without price_per_hour, or timings fitted without --gpu)"
-        )
+    return outputs
+
+
+def _traffic(args: argparse.Namespace):
+    """The log (with a progress bar on a terminal) or the rate series, and the length mix."""
+    from replicaplan.traffic.loadgen import read_rate_series, read_trace
+
     progress = _progress if sys.stderr.isatty() else None
     if args.log:
         traffic = read_trace(args.log, progress=progress)
     else:
         traffic = read_rate_series(args.rates)
     lengths = read_trace(args.lengths) if args.lengths else None
-    p = plan(
+    return traffic, lengths
+
+
+def _plan_of(args: argparse.Namespace, traffic, lengths, model, price):
+    """``plan.plan`` with the command's options: the one call both commands make."""
+    from replicaplan.planner.plan import plan
+
+    return plan(
         traffic,
         model,
         lengths=lengths,
@@ -347,7 +375,7 @@ def _plan(args: argparse.Namespace) -> str:
         quota=args.quota,
         startup_min=args.startup,
         short_budget=args.short_budget,
-        price_per_gpu_hour=args.price,
+        price_per_gpu_hour=price,
         name=args.name,
         metric_name=args.metric,
         prometheus=args.prometheus,
@@ -356,7 +384,16 @@ def _plan(args: argparse.Namespace) -> str:
         served_model=args.served_model,
         sensitivity=bool(args.report),
     )
-    # everything is computed; every output is staged beside its target, then all are renamed
+
+
+def _write(args: argparse.Namespace, p, outputs: dict, extra=None) -> list[str]:
+    """Every output staged beside its target, then all renamed into place (``files.Staging``);
+    ``extra(folder)`` adds files to the report's folder."""
+    from replicaplan.autoscalers.manifest import to_yaml
+    from replicaplan.faces.files import Staging
+    from replicaplan.faces.plan_report import fill_report
+
+    source = Path(args.log or args.rates)
     with Staging() as out:
         for option, obj in (("--manifest", p.hpa), ("--keda", p.keda), ("--adapter", p.adapter)):
             if option in outputs:
@@ -364,11 +401,163 @@ def _plan(args: argparse.Namespace) -> str:
         if args.report:
             folder = out.directory(args.report)
             fill_report(p, folder, fmt=args.report_format, log=source.name)
-    written = list(outputs.values())
+            if extra is not None:
+                extra(folder)
+    return list(outputs.values())
+
+
+def _plan(args: argparse.Namespace) -> str:
+    from replicaplan.faces.plan_report import summary, text
+
+    outputs = _checked_inputs(args)
+    model = _replica(args)
+    if args.price is not None and not args.price > 0:
+        raise ValueError(f"--price must be > 0, got {args.price:g}")
+    if args.price is None and model.gpu_price_per_hour is None:
+        raise ValueError(
+            "--price is required: the replica's GPU has no list price in the catalogue "
+            "(a GPU spelled out without price_per_hour, or timings fitted without --gpu)"
+        )
+    traffic, lengths = _traffic(args)
+    p = _plan_of(args, traffic, lengths, model, args.price)
+    # everything is computed; only now is anything written
+    written = _write(args, p, outputs)
+    source = Path(args.log or args.rates)
     if args.json:
         requests = {"requests": int(traffic.prompt.size)} if args.log else {}
         return json.dumps(summary(p, log=str(source), **requests), indent=2)
     out = text(p, log=source.name)
+    return out + "".join(f"\n(written to {w})" for w in written)
+
+
+def _listed(option: str, text: str, kind, allowed=None, top: int | None = None) -> list:
+    """A comma-separated grid option's values, each checked: a name among ``allowed``, or an
+    integer from 1 to ``top``."""
+    values = [v.strip() for v in str(text).split(",") if v.strip()]
+    if not values:
+        raise ValueError(f"{option} must name at least one value")
+    out = []
+    for v in values:
+        if kind is int:
+            try:
+                n = int(v)
+            except ValueError:
+                n = 0
+            if not 1 <= n <= top:
+                raise ValueError(f"{option}: {v!r} is not an integer from 1 to {top:,}")
+            out.append(n)
+        else:
+            if v not in allowed:
+                raise ValueError(f"{option}: unknown {v!r}; known: {', '.join(sorted(allowed))}")
+            out.append(v)
+    return list(dict.fromkeys(out))
+
+
+def _prices(texts) -> tuple:
+    """--price GPU=PRICE pairs."""
+    from replicaplan.serving.replica import GPUS
+
+    out = {}
+    for text in texts or []:
+        gpu, _, value = str(text).partition("=")
+        if gpu not in GPUS:
+            raise ValueError(
+                f"--price: expected GPU=PRICE with a GPU of the catalogue, got {text!r}"
+            )
+        try:
+            price = float(value)
+        except ValueError:
+            price = math.nan
+        if not (math.isfinite(price) and price > 0):
+            raise ValueError(f"--price: the price of {gpu} must be a number > 0, got {value!r}")
+        out[gpu] = price
+    return tuple(sorted(out.items()))
+
+
+def _search(args: argparse.Namespace):
+    from replicaplan.faces import search_report
+    from replicaplan.faces.plan_report import summary
+    from replicaplan.faces.plan_report import text as plan_text
+    from replicaplan.planner import search as searching
+    from replicaplan.serving.replica import GPUS
+
+    outputs = _checked_inputs(args)
+    shape = _hardware("model", args.model)
+    candidates = searching.grid(
+        _listed("--gpu-grid", args.gpu_grid, str, [g for g in GPUS if g != "example"]),
+        _listed("--gpus-grid", args.gpus_grid, int, top=MAX_GPUS),
+        _listed("--batch-grid", args.batch_grid, int, top=MAX_BATCH),
+        _listed("--budget-grid", args.budget_grid, int, top=MAX_TOKEN_BUDGET),
+        [
+            p == "chunked"
+            for p in _listed("--prefill-grid", args.prefill_grid, str, ("chunked", "separate"))
+        ],
+    )
+    if not 200 <= args.requests <= 100_000:
+        raise ValueError(f"--requests must be an integer from 200 to 100,000, got {args.requests}")
+    if args.jobs is not None and not 1 <= args.jobs <= 1024:
+        raise ValueError(f"--jobs must be an integer from 1 to 1,024, got {args.jobs}")
+    settings = searching.Settings(
+        ttft_slo_s=args.ttft_slo,
+        tpot_slo_s=args.tpot_slo,
+        quota=args.quota,
+        target_utilization=args.target,
+        startup_min=args.startup,
+        short_budget=args.short_budget,
+        prices=_prices(args.price),
+        n_requests=args.requests,
+    )
+    client = None
+    if args.dask:
+        try:
+            from distributed import Client
+
+            client = Client(args.dask, timeout="5s")
+        except (OSError, TimeoutError) as err:
+            raise ValueError(f"--dask: cannot reach the scheduler at {args.dask} ({err})") from None
+    traffic, lengths = _traffic(args)
+    progress = (lambda share: _progress(share, "screening")) if sys.stderr.isatty() else None
+    try:
+        result = searching.search(
+            traffic,
+            shape,
+            candidates,
+            lengths=lengths,
+            settings=settings,
+            jobs=args.jobs,
+            dask=client,
+            progress=progress,
+        )
+    finally:
+        if client is not None:
+            client.close()
+    if result.best is None:
+        return search_report.text(result) + "\nnothing written", 2
+    best = result.best
+    p = _plan_of(
+        args, traffic, lengths, best.candidate.replica(shape), settings.price(best.candidate.gpu)
+    )
+
+    def add_search(folder: Path) -> None:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+
+        from replicaplan.faces.plots import plot_search
+
+        fig = plot_search(result.outcomes, best, currency=p.currency)
+        fig.savefig(folder / "pareto.png", dpi=120)
+        plt.close(fig)
+        (folder / "search.md").write_text(search_report.markdown(result), encoding="utf-8")
+
+    written = _write(args, p, outputs, extra=add_search)
+    source = Path(args.log or args.rates)
+    if args.json:
+        requests = {"requests": int(traffic.prompt.size)} if args.log else {}
+        plan_json = summary(p, log=str(source), **requests)
+        return json.dumps({**search_report.summary(result), "plan": plan_json}, indent=2)
+    out = search_report.text(result) + "\n\nits plan:\n" + plan_text(p, log=source.name)
     return out + "".join(f"\n(written to {w})" for w in written)
 
 
@@ -392,6 +581,70 @@ def _add_promises(parser: argparse.ArgumentParser) -> None:
         default=EXAMPLE.tpot_slo_s,
         help="TPOT SLO, s (default: %(default)s)",
     )
+
+
+def _add_traffic(parser: argparse.ArgumentParser) -> None:
+    traffic = parser.add_mutually_exclusive_group(required=True)
+    traffic.add_argument(
+        "--log", help="log (CSV, gzip or Parquet): TIMESTAMP, ContextTokens, GeneratedTokens"
+    )
+    traffic.add_argument("--rates", help="CSV per-minute series (minute, rate_rps)")
+    parser.add_argument(
+        "--lengths", help="request log whose length mix to use with --rates (default: Azure conv)"
+    )
+
+
+def _add_fleet_options(parser: argparse.ArgumentParser) -> None:
+    """What ``plan`` and ``search`` share: the promises and target, the start-up, the budget,
+    the deployment's names, and the outputs."""
+    parser.add_argument("--target", type=float, default=EXAMPLE.target_utilization, help="rho*")
+    _add_promises(parser)
+    parser.add_argument(
+        "--startup", type=int, default=EXAMPLE.startup_min, help="start-up time, whole minutes"
+    )
+    parser.add_argument(
+        "--short-budget",
+        type=float,
+        default=None,
+        metavar="SHARE",
+        help="share of requests the recommended policy may leave beyond capacity, from 0 to "
+        "below 1 (default: a tenth of 1 - quota, 0.01 for the 90%% quota; 0 demands every "
+        "minute covered)",
+    )
+    parser.add_argument("--name", default="llm", help="name of the HPA and of its Deployment")
+    parser.add_argument(
+        "--metric",
+        default=None,
+        help="name of the per-pod metric the manifests scale on (default: requests_in_flight, "
+        "or kv_cache_tokens when L* is below 2 requests)",
+    )
+    parser.add_argument(
+        "--prometheus",
+        default="http://prometheus.monitoring.svc:9090",
+        help="Prometheus address for the KEDA trigger",
+    )
+    parser.add_argument(
+        "--engine",
+        default="vllm",
+        choices=sorted(ENGINES),
+        help="the serving engine whose metrics the KEDA query and the adapter rule read",
+    )
+    parser.add_argument("--namespace", default="default", help="the deployment's namespace")
+    parser.add_argument(
+        "--served-model",
+        default=None,
+        help="the engine's model_name label (default: --name)",
+    )
+    parser.add_argument(
+        "--adapter", help="also write the prometheus-adapter rule for the HPA's metric (YAML)"
+    )
+    parser.add_argument("--manifest", help="also write the HPA as YAML to this file")
+    parser.add_argument("--keda", help="also write the KEDA ScaledObject as YAML to this file")
+    parser.add_argument("--report", help="also write a report with its figures into this directory")
+    parser.add_argument(
+        "--report-format", choices=("md", "html"), default="md", help="report format"
+    )
+    parser.add_argument("--json", action="store_true", help="print JSON")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -567,16 +820,13 @@ def build_parser() -> argparse.ArgumentParser:
         "target L* = rho* mu* W; replays the traffic under the book's policies, priced per "
         "token; writes an autoscaling/v2 HPA and a KEDA ScaledObject on requests in flight.",
     )
-    traffic = pl.add_mutually_exclusive_group(required=True)
-    traffic.add_argument("--log", help="CSV log: TIMESTAMP, ContextTokens, GeneratedTokens")
-    traffic.add_argument("--rates", help="CSV per-minute series (minute, rate_rps)")
-    pl.add_argument(
-        "--lengths", help="request log whose length mix to use with --rates (default: Azure conv)"
-    )
+    _add_traffic(pl)
     pl.add_argument(
         "--model", help="model shape: a name (llama-3-8b, llama-3-70b, example-8b) or key=value,…"
     )
-    pl.add_argument("--gpu", help="GPU: a name (a100-80gb, h100-sxm, example) or key=value,…")
+    pl.add_argument(
+        "--gpu", help="GPU: a name (a100-80gb, h100-sxm, h200-sxm, l40s, example) or key=value,…"
+    )
     pl.add_argument(
         "--gpus", type=int, default=None, help=f"GPUs per replica, 1 to {MAX_GPUS} (default 1)"
     )
@@ -585,6 +835,20 @@ def build_parser() -> argparse.ArgumentParser:
         type=int,
         default=None,
         help=f"batch cap B (max_num_seqs), 1 to {MAX_BATCH} (default: 64)",
+    )
+    pl.add_argument(
+        "--token-budget",
+        type=int,
+        default=None,
+        help=f"tokens one step carries (max_num_batched_tokens), the batch cap to "
+        f"{MAX_TOKEN_BUDGET:,} (default: 2048, or the batch cap if larger)",
+    )
+    pl.add_argument(
+        "--prefill",
+        choices=("chunked", "separate"),
+        default="chunked",
+        help="prompts chunked into the decode steps (vLLM V1's default) or run as separate "
+        "passes (default: chunked)",
     )
     pl.add_argument(
         "--tpot-point",
@@ -598,20 +862,6 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="PROMPT,S",
         help="a measured TTFT on an idle server: prompt tokens, seconds (2 or more)",
     )
-    pl.add_argument("--target", type=float, default=EXAMPLE.target_utilization, help="rho*")
-    _add_promises(pl)
-    pl.add_argument(
-        "--startup", type=int, default=EXAMPLE.startup_min, help="start-up time, whole minutes"
-    )
-    pl.add_argument(
-        "--short-budget",
-        type=float,
-        default=None,
-        metavar="SHARE",
-        help="share of requests the recommended policy may leave beyond capacity, from 0 to "
-        "below 1 (default: a tenth of 1 - quota, 0.01 for the 90%% quota; 0 demands every "
-        "minute covered)",
-    )
     pl.add_argument(
         "--price",
         type=float,
@@ -619,39 +869,75 @@ def build_parser() -> argparse.ArgumentParser:
         help="price of one GPU-hour; a replica pays it for each of its --gpus (default: the "
         "GPU's on-demand list price in the catalogue; the running example's 2)",
     )
-    pl.add_argument("--name", default="llm", help="name of the HPA and of its Deployment")
-    pl.add_argument(
-        "--metric",
-        default=None,
-        help="name of the per-pod metric the manifests scale on (default: requests_in_flight, "
-        "or kv_cache_tokens when L* is below 2 requests)",
-    )
-    pl.add_argument(
-        "--prometheus",
-        default="http://prometheus.monitoring.svc:9090",
-        help="Prometheus address for the KEDA trigger",
-    )
-    pl.add_argument(
-        "--engine",
-        default="vllm",
-        choices=sorted(ENGINES),
-        help="the serving engine whose metrics the KEDA query and the adapter rule read",
-    )
-    pl.add_argument("--namespace", default="default", help="the deployment's namespace")
-    pl.add_argument(
-        "--served-model",
-        default=None,
-        help="the engine's model_name label (default: --name)",
-    )
-    pl.add_argument(
-        "--adapter", help="also write the prometheus-adapter rule for the HPA's metric (YAML)"
-    )
-    pl.add_argument("--manifest", help="also write the HPA as YAML to this file")
-    pl.add_argument("--keda", help="also write the KEDA ScaledObject as YAML to this file")
-    pl.add_argument("--report", help="also write a report with its figure into this directory")
-    pl.add_argument("--report-format", choices=("md", "html"), default="md", help="report format")
-    pl.add_argument("--json", action="store_true", help="print JSON")
+    _add_fleet_options(pl)
     pl.set_defaults(run=_plan)
+
+    se = sub.add_parser(
+        "search",
+        help="which configuration to rent: GPUs, GPUs per replica, batch, token budget, "
+        "chunked prefill, searched for your traffic",
+        description="Screens a grid of replica configurations on the log (mu* with its "
+        "standard error, TTFT and TPOT p90, the recommended fleet and its price per million "
+        "input and output tokens), in parallel on this machine or a Dask cluster; plans the "
+        "cheapest that keeps the promises within the shortfall budget as `plan` would, and "
+        "marks the Pareto front of price against TTFT and TPOT p90.",
+    )
+    _add_traffic(se)
+    se.add_argument(
+        "--model",
+        required=True,
+        help="model shape: a name (llama-3-8b, llama-3-70b) or key=value,…",
+    )
+    from replicaplan.planner import search as grid_defaults
+
+    def listed(values) -> str:
+        return ",".join(str(v) for v in values)
+
+    se.add_argument(
+        "--gpu-grid",
+        default=listed(grid_defaults.SEARCH_GPUS),
+        help="GPUs from the catalogue (default: %(default)s)",
+    )
+    se.add_argument(
+        "--gpus-grid",
+        default=listed(grid_defaults.SEARCH_GPUS_PER_REPLICA),
+        help="GPUs per replica (default: %(default)s)",
+    )
+    se.add_argument(
+        "--batch-grid",
+        default=listed(grid_defaults.SEARCH_BATCHES),
+        help="batch caps (default: %(default)s)",
+    )
+    se.add_argument(
+        "--budget-grid",
+        default=listed(grid_defaults.SEARCH_TOKEN_BUDGETS),
+        help="prefill token budgets (default: %(default)s)",
+    )
+    se.add_argument(
+        "--prefill-grid",
+        default="chunked,separate",
+        help="chunked, separate, or both (default: %(default)s)",
+    )
+    se.add_argument(
+        "--price",
+        action="append",
+        metavar="GPU=PRICE",
+        help="price of one GPU-hour of a GPU, overriding the catalogue's list price (repeat)",
+    )
+    se.add_argument(
+        "--requests",
+        type=int,
+        default=grid_defaults.SEARCH_REQUESTS,
+        help="requests per rate in each candidate's screening sweep (default: %(default)s)",
+    )
+    se.add_argument(
+        "--jobs", type=int, default=None, help="processes on this machine (default: the CPUs)"
+    )
+    se.add_argument(
+        "--dask", metavar="ADDRESS", help="a Dask scheduler (tcp://host:8786) to run on instead"
+    )
+    _add_fleet_options(se)
+    se.set_defaults(run=_search)
     return parser
 
 

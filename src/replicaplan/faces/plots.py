@@ -562,3 +562,47 @@ def plot_plan_sensitivity(
     right.legend(handles, [h.get_label() for h in handles], loc="center right")
     fig.tight_layout()
     return fig
+
+
+@styled
+def plot_search(outcomes, best=None, *, currency: str = "USD"):
+    """The configuration search: each screened candidate's price per million output tokens
+    against its TTFT p90 (top) and TPOT p90 (bottom); the Pareto front filled, the others
+    hollow, one colour per GPU, the answer ringed."""
+    ok = [o for o in outcomes if o.ok]
+    fig, axes = plt.subplots(2, 1, figsize=(WIDTH_IN, 8.0))
+    gpus = sorted({o.candidate.gpu for o in ok})
+    colours = dict(zip(gpus, plt.rcParams["axes.prop_cycle"].by_key()["color"], strict=False))
+    for ax, attr, label in (
+        (axes[0], "ttft_p90_s", "TTFT p90 at the operating rate (ms)"),
+        (axes[1], "tpot_p90_s", "TPOT p90 at the operating rate (ms)"),
+    ):
+        for gpu in gpus:
+            mine = [o for o in ok if o.candidate.gpu == gpu]
+            for front, fill in ((True, colours[gpu]), (False, "white")):
+                pts = [o for o in mine if o.pareto == front]
+                if pts:
+                    ax.plot(
+                        [1000 * getattr(o, attr) for o in pts],
+                        [o.per_million_output for o in pts],
+                        "o",
+                        color=colours[gpu],
+                        mfc=fill,
+                        label=f"{gpu}{' (Pareto front)' if front else ''}",
+                    )
+        if best is not None:
+            ax.plot(
+                1000 * getattr(best, attr),
+                best.per_million_output,
+                "o",
+                ms=16,
+                mfc="none",
+                color="black",
+                label="the answer",
+            )
+        ax.set_xlabel(label)
+        ax.set_ylabel(f"price per million\noutput tokens ({currency})")
+        ax.set_ylim(bottom=0)
+    axes[0].legend(loc="upper right", ncol=2)
+    fig.tight_layout()
+    return fig

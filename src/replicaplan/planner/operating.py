@@ -36,6 +36,10 @@ class OperatingPoint:
     """L* = ρ*μ*W̄."""
     mean_prompt: float
     mean_output: float
+    ttft_p90_s: float = float("nan")
+    """90th percentile of the time to first token at the operating rate ρ*μ*."""
+    tpot_p90_s: float = float("nan")
+    """90th percentile of the time per output token there (answers of two tokens or more)."""
 
 
 def operating_point(
@@ -94,6 +98,7 @@ def operating_point(
     prompt, output = mix.sample(n_requests, rng)
     run = simulate_open(model, poisson_arrivals(rate, n_requests, rng), prompt, output)
     steady = run.window(n_requests // 10)
+    decoding = steady.tpot[steady.output > 1]
     residence = float(np.mean(steady.end - steady.arrival))
     return OperatingPoint(
         mu_star=mu_star,
@@ -105,6 +110,8 @@ def operating_point(
         concurrency_target=littles_law(rate, residence),
         mean_prompt=mean_prompt,
         mean_output=mean_output,
+        ttft_p90_s=float(np.percentile(steady.ttft, 90)),
+        tpot_p90_s=float(np.percentile(decoding, 90)) if decoding.size else 0.0,
     )
 
 

@@ -140,6 +140,12 @@ GPUS = {
     # gpu_memory_utilization takes a share of (bandwidths and FLOP/s are decimal, as sold)
     "a100-80gb": GPU("A100 80GB SXM", 80 * GiB, 2.039e12, 312e12, 300e9, 1.99),
     "h100-sxm": GPU("H100 SXM 80GB", 80 * GiB, 3.35e12, 989e12, 450e9, 3.24),
+    # NVIDIA H200 datasheet (SXM): 141 GB HBM3e at 4.8 TB/s, the H100's 989 TFLOP/s dense BF16
+    # and NVLink 900 GB/s both ways; nvidia-smi reports 143,771 MiB. L40S datasheet: 48 GB GDDR6
+    # with ECC at 864 GB/s, 362 TFLOP/s dense BF16 (733 is with sparsity), no NVLink: its
+    # all-reduces cross PCIe Gen4 x16, 64 GB/s both ways; nvidia-smi reports 46,068 MiB
+    "h200-sxm": GPU("H200 SXM 141GB", 143_771 * 2**20, 4.8e12, 989e12, 450e9, 3.79),
+    "l40s": GPU("L40S 48GB", 46_068 * 2**20, 0.864e12, 362e12, 32e9, 0.99),
     "example": GPU(
         "the running example's GPU",
         80e9,
@@ -155,7 +161,9 @@ GPUS = {
 GPU_PRICES_DATED = (
     "on-demand price of one GPU-hour in USD, early 2026: the middle of the range listed for "
     "Lambda, CoreWeave, vast.ai and RunPod in 'H100 vs A100 Cloud Pricing' (pricegpu.pages.dev, "
-    "2026): A100 80GB SXM 1.49-2.49, H100 SXM 2.49-3.99; hyperscalers charge more (AWS "
+    "2026): A100 80GB SXM 1.49-2.49, H100 SXM 2.49-3.99; H200 SXM and L40S at the middle of "
+    "the same providers' listings seen in 2025-26 (H200 about 3.2-4.4, L40S about 0.8-1.2), "
+    "approximate; hyperscalers charge more (AWS "
     "p5.48xlarge, 8 x H100, 98.32 USD an hour before its 2026 cut). Prices move: pass your own"
 )
 """Where the catalogue's GPU prices come from, and when."""

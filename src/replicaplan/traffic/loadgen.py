@@ -299,6 +299,11 @@ def read_trace(path, *, progress=None) -> TraceFile:
     each chunk with the share of the file read (0 to 1).
     """
     path = Path(path)
+    if _parquet(path):
+        trace = _read_parquet(path)
+        if progress is not None:
+            progress(1.0)
+        return trace
     fast = _read_with_arrow(path)
     if fast is not None:
         if progress is not None:
@@ -408,6 +413,114 @@ def _read_with_arrow(path: Path) -> TraceFile | None:
         np.maximum(o, 1),  # a zero-token answer counts as one
         start=float(t[0]) if dated else 0.0,
     )
+
+
+def _parquet(path: Path) -> bool:
+    """True when the file starts with Parquet's magic bytes (whatever its name)."""
+    with path.open("rb") as f:
+        return f.read(4) == b"PAR1"
+
+
+def _read_parquet(path: Path) -> TraceFile:
+    """A log in Parquet (a data lake's form), read with pyarrow: the same three columns, the
+    timestamp a Parquet timestamp (its time zone honoured: stored as UTC), an ISO date-time
+    string, or a number of seconds. Rows are named from 1 (Parquet has no header row); what
+    is refused is what the CSV reader refuses."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    stamp, prompt, output = TRACE_COLUMNS
+    try:
+        names = pq.read_schema(path).names
+        missing = [c for c in TRACE_COLUMNS if c not in names]
+        if missing:
+            raise ValueError(
+                f"{path}: missing column(s) {', '.join(missing)}; expected "
+                f"{', '.join(TRACE_COLUMNS)}"
+            )
+        table = pq.read_table(path, columns=list(TRACE_COLUMNS))
+    except (pa.ArrowException, OSError) as err:
+        raise ValueError(f"{path}: not a readable Parquet file ({err})") from None
+    if table.num_rows == 0:
+        raise ValueError(f"{path}: no requests")
+    if table.num_rows > MAX_LOG_DAYS * 86_400 * 1000:
+        raise ValueError(f"{path}: {table.num_rows:,} rows is more than a log may hold")
+
+    def row_error(k: int, what: str) -> ValueError:
+        return ValueError(f"{path}, row {k + 1}: {what}")
+
+    for name in TRACE_COLUMNS:
+        nulls = table.column(name).null_count
+        if nulls:
+            k = int(np.flatnonzero(table.column(name).is_null().to_numpy(zero_copy_only=False))[0])
+            raise row_error(k, f"{name} is missing")
+    column = table.column(stamp)
+    kind = column.type
+    if pa.types.is_timestamp(kind):
+        t = pc.cast(column, pa.timestamp("us", tz=kind.tz)).cast(pa.int64()).to_numpy() / 1e6
+        dated = True
+    elif pa.types.is_integer(kind) or pa.types.is_floating(kind):
+        t = column.to_numpy(zero_copy_only=False).astype(float)
+        dated = False
+    elif pa.types.is_string(kind) or pa.types.is_large_string(kind):
+        text = column.to_pylist()
+        form = _form(text[0])
+        for k, value in enumerate(text):
+            if _form(value) != form:
+                raise row_error(
+                    k,
+                    f"TIMESTAMP {value!r} is a {_form(value)}, in a log whose first row gives a "
+                    f"{form}: one form per log",
+                )
+        try:
+            t = _seconds_array(text)
+        except (ValueError, OverflowError) as err:
+            bad = next(k for k, v in enumerate(text) if not _parses(v))
+            raise row_error(bad, f"unreadable TIMESTAMP {text[bad]!r} ({err})") from None
+        dated = form != "number of seconds"
+    else:
+        raise ValueError(f"{path}: TIMESTAMP has type {kind}; expected a timestamp, text or number")
+    lengths = []
+    for name in (prompt, output):
+        values = table.column(name)
+        if not pa.types.is_integer(values.type):
+            raise ValueError(f"{path}: {name} has type {values.type}; expected integers")
+        lengths.append(values.to_numpy(zero_copy_only=False).astype(np.int64))
+    p, o = lengths
+    checks = (
+        (~np.isfinite(t), lambda k: f"TIMESTAMP must be a finite time, got {t[k]}"),
+        (
+            (p < 0) | (o < 0) | (p > MAX_TOKENS) | (o > MAX_TOKENS),
+            lambda k: (
+                f"lengths must be from 0 to {MAX_TOKENS:,} tokens, got "
+                f"ContextTokens={p[k]}, GeneratedTokens={o[k]}"
+            ),
+        ),
+        (
+            np.r_[False, np.diff(t) < 0],
+            lambda k: "TIMESTAMP is earlier than the row before; the log must be in time order",
+        ),
+        (
+            t - t[0] > MAX_LOG_DAYS * 86_400,
+            lambda k: (
+                f"TIMESTAMP is {(t[k] - t[0]) / 86_400:.3g} days after the first row; a "
+                f"log may span at most {MAX_LOG_DAYS} days"
+            ),
+        ),
+    )
+    for bad, say in checks:
+        if bad.any():
+            k = int(np.argmax(bad))
+            raise row_error(k, say(k))
+    return TraceFile(t - t[0], p, np.maximum(o, 1), start=float(t[0]) if dated else 0.0)
+
+
+def _parses(stamp: str) -> bool:
+    try:
+        return bool(np.isfinite(_seconds_array([stamp])).all())
+    except (ValueError, OverflowError):
+        return False
 
 
 def _gzipped(path: Path) -> bool:
