@@ -43,3 +43,14 @@ def glue_math(name: str, latex: str) -> None:
     if not isinstance(latex, str) or not latex.strip() or "$" in latex:
         raise ValueError(f"glue_math needs a LaTeX string without $ for {name!r}, got {latex!r}")
     glue(name, Markdown(f"${latex}$"), display=False)
+
+
+def glue_words(name: str, text: str) -> None:
+    """Glue words the package computed (a configuration's name, a policy's), for
+    ``{glue:md}`name:myst``` in the text: the words, not their Python repr with its quotes."""
+    from IPython.display import Markdown
+    from myst_nb import glue
+
+    if not isinstance(text, str) or not text.strip():
+        raise ValueError(f"glue_words needs non-empty text for {name!r}, got {text!r}")
+    glue(name, Markdown(text), display=False)

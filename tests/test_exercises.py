@@ -145,6 +145,13 @@ def test_plan_your_fleet_prose():
     assert abs(g["cw_old_h"] - g["cw_new_h"]) <= 0.02 * g["cw_old_h"]
     assert g["cf_new_fshort"] < g["cf_old_fshort"] / 2 and g["cf_new_h"] < g["cf_old_h"]
     assert g["cf_old_unc"] <= 2 * 20 and g["cf_new_unc"] <= 2 * 20  # two 20-minute bursts
+    # the search: at the hour's own rate the answer is the cheapest box and one replica-hour;
+    # busier, it is not; at the busiest the cheapest per hour is the dearest per token, and the
+    # answer is the configuration with the lowest price of capacity gC/mu*
+    assert g["q1_same"] == 1 and round(g["q1_best_h"]) == 1
+    assert g["q6_same"] == 0 and g["q6_best_tok"] < g["q6_cheap_tok"]
+    assert g["q6_best_h"] < g["q6_cheap_h"] and g["q6_best_hour"] > g["q6_cheap_hour"]
+    assert g["q30_same"] == 0 and g["q30_cheap_dearest"] == 1 and g["q_cap_best_is_answer"] == 1
 
 
 def test_capacity_prose():

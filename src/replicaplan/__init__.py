@@ -81,6 +81,8 @@ _EXPORTS = {
     "operating_point": "planner.plan",
     "ramp_reserve": "planner.reserve",
     "step_reserve": "planner.reserve",
+    "search": "planner.search",
+    "Candidate": "planner.search",
     # faces
     "write_report": "faces.plan_report",
 }

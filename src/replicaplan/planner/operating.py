@@ -52,12 +52,16 @@ def operating_point(
     quota: float = QUOTA,
     n_requests: int = 4000,
     seed: int = 0,
+    grid_points: int = 13,
+    resolution_share: float | None = None,
 ) -> OperatingPoint:
     """μ*, ρ*μ*, W̄ and L* of ``model`` on the length mix of ``trace`` (a log, or a mix).
 
     The sweep's grid spans 10 % to 130 % of the raw rate a full batch completes at the log's
     mean prompt and answer lengths (``ReplicaModel.raw_capacity_rps``); a grid that does not
-    bracket μ* (promises no load can meet, for instance) is an error that says why.
+    bracket μ* (promises no load can meet, for instance) is an error that says why. The grid has
+    ``grid_points`` rates; the bisection between them stops at 0.02 req/s, or at
+    ``resolution_share`` of the raw rate when given (the configuration search's screening).
     """
     if isinstance(trace, TraceFile):
         mix = trace.length_mix()
@@ -70,7 +74,11 @@ def operating_point(
     model = model or ReplicaModel()
     target_utilization = _check.fraction("target_utilization", target_utilization)
     raw = model.raw_capacity_rps(mean_output, mean_prompt)
-    grid = np.round(np.linspace(0.1, 1.3, 13) * raw, 4)
+    grid_points = _check.integer("grid_points", grid_points, minimum=2)
+    grid = np.round(np.linspace(0.1, 1.3, grid_points) * raw, 4)
+    extra = {}
+    if resolution_share is not None:  # μ* found to this share of the raw rate, not 0.02 req/s
+        extra["resolution"] = _check.fraction("resolution_share", resolution_share) * raw
     sweep = replica_sweep(
         grid,
         model=model,
@@ -80,6 +88,7 @@ def operating_point(
         ttft_slo_s=ttft_slo_s,
         tpot_slo_s=tpot_slo_s,
         seed=seed,
+        **extra,
     )
     if not sweep.bracketed:
         low = sweep.points[0].conformance < quota

@@ -43,6 +43,11 @@ SEARCH_CHUNKED = (True, False)
 SEARCH_REQUESTS = 2000
 """Requests per rate of each candidate's sweep: a screening, half the planner's 4,000; the
 chosen candidate is planned again in full by ``plan.plan``."""
+SEARCH_GRID_POINTS = 7
+"""Rates of each screening sweep's first grid (0.1 to 1.3 of the raw rate; the planner's 13)."""
+SEARCH_RESOLUTION = 0.005
+"""The screening's bisection stops at this share of the raw rate (the planner's: 0.02 req/s,
+which on a fast replica costs several more runs for digits below its standard error)."""
 
 
 @dataclass(frozen=True, order=True)
@@ -199,6 +204,8 @@ def evaluate(candidate: Candidate, model, lengths, rate, settings: Settings) -> 
             quota=settings.quota,
             n_requests=settings.n_requests,
             seed=settings.seed,
+            grid_points=SEARCH_GRID_POINTS,
+            resolution_share=SEARCH_RESOLUTION,
         )
     except ValueError as err:
         return Outcome(candidate, "misses the promises", str(err))
