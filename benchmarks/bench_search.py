@@ -33,9 +33,8 @@ def main() -> int:
     log = read_trace(path)
     grid = S.grid()
     cores = os.cpu_count() or 1
-    print(
-        f"search: {len(grid)} candidates of llama-3-8b on {path.name} ({log.prompt.size:,} requests)"
-    )
+    n = log.prompt.size
+    print(f"search: {len(grid)} candidates of llama-3-8b on {path.name} ({n:,} requests)")
     pooled, t_pool = timed(lambda: S.search(log, "llama-3-8b", grid, jobs=cores))
     print(f"  process pool, {cores} cores: {t_pool:6.1f} s (target <= {TARGET_S:.0f} s)")
     serial, t_serial = timed(lambda: S.search(log, "llama-3-8b", grid, jobs=1))
@@ -52,9 +51,8 @@ def main() -> int:
     print(f"  serial, pool and cluster identical: {same}")
     best = pooled.best
     if best is not None:
-        print(
-            f"  answer: {best.candidate.label}, {best.per_million_output:.3f} per million output tokens"
-        )
+        price = best.per_million_output
+        print(f"  answer: {best.candidate.label}, {price:.3f} per million output tokens")
     return 0 if same and t_pool <= TARGET_S else 1
 
 
