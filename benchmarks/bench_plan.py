@@ -79,10 +79,40 @@ def csv_rows(path: Path, limit: int) -> None:
         np.array(times), np.array(p), np.array(o)
 
 
+STAGES = """
+import time, sys
+t0 = time.perf_counter()
+from replicaplan.planner.plan import plan
+from replicaplan.traffic.loadgen import read_trace
+t1 = time.perf_counter()
+log = read_trace(sys.argv[1])
+t2 = time.perf_counter()
+plan(log)
+t3 = time.perf_counter()
+print(f"{t1 - t0:.2f} {t2 - t1:.2f} {t3 - t2:.2f}")
+"""
+
+
+def stages(log: Path, jobs: str) -> list[float]:
+    """Seconds of the imports, the reading and the plan itself, in a fresh process with
+    ``REPLICAPLAN_JOBS`` = ``jobs`` (where the command's time goes)."""
+    env = {**os.environ, "REPLICAPLAN_JOBS": jobs}
+    done = subprocess.run(
+        [sys.executable, "-c", STAGES, str(log)], capture_output=True, text=True, env=env
+    )
+    return [float(x) for x in done.stdout.split()]
+
+
 def main():
     if FULL.is_file():
         wall, _ = run_plan(FULL)
         print(f"full conversation log (19,366 requests): {wall:.2f} s  (target <= 1.5 s)")
+        for jobs in ("1", str(os.cpu_count() or 1)):
+            imports, read, planned = stages(FULL, jobs)
+            print(
+                f"  in-process, {jobs} core(s): imports {imports:.2f} s, reading {read:.2f} s, "
+                f"plan {planned:.2f} s"
+            )
     else:
         print(f"full conversation log not found at {FULL}: skipped")
     with tempfile.TemporaryDirectory() as tmp:

@@ -893,31 +893,14 @@ def build_parser() -> argparse.ArgumentParser:
     def listed(values) -> str:
         return ",".join(str(v) for v in values)
 
-    se.add_argument(
-        "--gpu-grid",
-        default=listed(grid_defaults.SEARCH_GPUS),
-        help="GPUs from the catalogue (default: %(default)s)",
-    )
-    se.add_argument(
-        "--gpus-grid",
-        default=listed(grid_defaults.SEARCH_GPUS_PER_REPLICA),
-        help="GPUs per replica (default: %(default)s)",
-    )
-    se.add_argument(
-        "--batch-grid",
-        default=listed(grid_defaults.SEARCH_BATCHES),
-        help="batch caps (default: %(default)s)",
-    )
-    se.add_argument(
-        "--budget-grid",
-        default=listed(grid_defaults.SEARCH_TOKEN_BUDGETS),
-        help="prefill token budgets (default: %(default)s)",
-    )
-    se.add_argument(
-        "--prefill-grid",
-        default="chunked,separate",
-        help="chunked, separate, or both (default: %(default)s)",
-    )
+    for option, values, what in (
+        ("--gpu-grid", grid_defaults.SEARCH_GPUS, "GPUs from the catalogue"),
+        ("--gpus-grid", grid_defaults.SEARCH_GPUS_PER_REPLICA, "GPUs per replica"),
+        ("--batch-grid", grid_defaults.SEARCH_BATCHES, "batch caps"),
+        ("--budget-grid", grid_defaults.SEARCH_TOKEN_BUDGETS, "prefill token budgets"),
+        ("--prefill-grid", ("chunked", "separate"), "chunked, separate, or both"),
+    ):
+        se.add_argument(option, default=listed(values), help=f"{what} (default: %(default)s)")
     se.add_argument(
         "--price",
         action="append",

@@ -13,6 +13,7 @@ from replicaplan.autoscalers.manifest import (
     controller_from_scaled_object,
 )
 from replicaplan.core import _check
+from replicaplan.core.parallel import fork_map, jobs
 from replicaplan.planner.operating import OperatingPoint
 from replicaplan.serving.fluid import MeasuredReplica, replicas_needed
 from replicaplan.serving.replica import ReplicaModel, Trace, simulate_open
@@ -66,16 +67,29 @@ def measured_replica(
     fractions = list(MEASURED_FRACTIONS)
     while fractions[-1] < 4.0:
         fractions.append(round(fractions[-1] * 1.25, 6))
-    for fraction in fractions:
+
+    def run(fraction: float) -> tuple[float, float, float, bool]:
         rate = fraction * point.mu_star
         arrival = poisson_arrivals(rate, n, np.random.default_rng(seed + 3))
-        ell, tau, kept_up = steady_state(simulate_open(model, arrival, prompt, output), rate)
-        if not kept_up:
+        return (rate, *steady_state(simulate_open(model, arrival, prompt, output), rate))
+
+    # the runs below μ* on the cores at once; past it, as many at a time as there are cores
+    # (``fork_map``: the same results as one by one), until one does not keep up
+    below = len(MEASURED_FRACTIONS)
+    batches = [fractions[:below]]
+    batches += [fractions[k : k + jobs()] for k in range(below, len(fractions), jobs())]
+    done = False
+    for batch in batches:
+        for rate, ell, tau, kept_up in fork_map(run, batch):
+            if not kept_up:
+                done = True
+                break
+            if ell > ells[-1] and tau >= taus[-1]:
+                ells.append(ell)
+                rates.append(rate)
+                taus.append(tau)
+        if done:
             break
-        if ell > ells[-1] and tau >= taus[-1]:
-            ells.append(ell)
-            rates.append(rate)
-            taus.append(tau)
     if len(ells) < 3:
         raise ValueError(
             "the replica keeps up with too few rates to be measured: check the model and mix"

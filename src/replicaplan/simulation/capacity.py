@@ -17,6 +17,7 @@ import numpy as np
 
 from replicaplan.core import _check
 from replicaplan.core.example import EXAMPLE
+from replicaplan.core.parallel import fork_map
 from replicaplan.core.stats import batch_means_error, standard_error
 from replicaplan.serving.queueing import interactive_law, simulate_mm1
 from replicaplan.serving.replica import ReplicaModel, simulate_closed, simulate_open
@@ -143,15 +144,20 @@ class Sweep:
         }
 
 
-def search(measure, grid: list[float], quota: float, resolution: float) -> Sweep:
+def search(
+    measure, grid: list[float], quota: float, resolution: float, *, parallel: bool = False
+) -> Sweep:
     """Measure conformance on ``grid`` and bisect for μ* between the grid points around it.
+
+    With ``parallel`` the grid's runs, independent of each other, go to the cores
+    (``parallel.fork_map``, the same results); the bisection is sequential by nature.
 
     ``measure(rate) -> Point`` runs the model at one rate. The bracket starts at the largest
     grid rate whose conformance meets the quota and the grid rate after it; each bisection step
     measures the middle and keeps the half where the quota is crossed.
     """
     resolution = _check.positive("resolution", resolution)
-    points = tuple(measure(rate) for rate in grid)
+    points = tuple(fork_map(measure, grid) if parallel else map(measure, grid))
     sweep = Sweep(points, quota)
     if sweep.not_bracketed_reason() is not None:
         return sweep
@@ -231,7 +237,7 @@ def replica_sweep(
         trace = simulate_open(model, arrival, prompt, output).window(skip)
         return _point(rate, trace.meets(ttft_slo_s, tpot_slo_s))
 
-    return search(measure, grid, quota, resolution)
+    return search(measure, grid, quota, resolution, parallel=True)
 
 
 def mm1_sweep(

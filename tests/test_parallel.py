@@ -1,0 +1,44 @@
+"""Independent runs on the cores (core.parallel): the serial loop's results, bit for bit."""
+
+import multiprocessing
+
+import numpy as np
+import pytest
+
+from replicaplan.core import parallel
+from replicaplan.planner.calibration import measured_replica
+from replicaplan.planner.operating import operating_point
+from replicaplan.serving.replica import ReplicaModel
+from replicaplan.traffic.loadgen import AZURE_CONVERSATION
+
+
+def test_fork_map_is_the_serial_loop_and_runs_in_other_processes(monkeypatch):
+    monkeypatch.setenv("REPLICAPLAN_JOBS", "2")
+    scale = np.array([1.5, 2.5])  # a closure over an array: inherited, not pickled
+
+    def work(k):
+        return float(
+            np.random.default_rng(k).normal() * scale[k % 2]
+        ), multiprocessing.current_process().name
+
+    got = parallel.fork_map(work, range(6))
+    assert [v for v, _ in got] == [work(k)[0] for k in range(6)]
+    assert all(name != multiprocessing.current_process().name for _, name in got)
+
+
+def test_the_operating_point_and_measured_replica_do_not_depend_on_the_cores(monkeypatch):
+    """The planner's two sweeps, on one core and on two: equal to the last bit."""
+    model = ReplicaModel()
+    results = []
+    for jobs in ("1", "2"):
+        monkeypatch.setenv("REPLICAPLAN_JOBS", jobs)
+        point = operating_point(AZURE_CONVERSATION, model, n_requests=600)
+        results.append((point, measured_replica(model, AZURE_CONVERSATION, point, n_requests=300)))
+    assert results[0] == results[1]
+
+
+@pytest.mark.parametrize("bad", ["0", "two", "-1"])
+def test_a_bad_job_count_is_named(monkeypatch, bad):
+    monkeypatch.setenv("REPLICAPLAN_JOBS", bad)
+    with pytest.raises(ValueError, match="REPLICAPLAN_JOBS must be a whole number >= 1"):
+        parallel.jobs()
