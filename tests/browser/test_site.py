@@ -333,6 +333,14 @@ def test_reading_the_page(browser, server, page):
                 .filter(e => Number(getComputedStyle(e).fontWeight) < 400).length;"""
             )
             assert not light, f"{page}: {light} captions below the body's weight"
+            # a caption is read where it stands: within its scroll box, not past the screen
+            cut = browser.execute_script(
+                """return Array.from(document.querySelectorAll('table caption')).filter(c => {
+                    const box = c.closest('.pst-scrollable-table-container') || c.parentElement;
+                    return c.getBoundingClientRect().right > box.getBoundingClientRect().right + 1;
+                }).map(c => c.textContent.slice(0, 40));"""
+            )
+            assert not cut, f"{page} at {width} px: captions running past their box: {cut}"
             figures = browser.execute_script(
                 """return Array.from(document.querySelectorAll('figure img')).map(i => [
                     i.getAttribute('alt') || '', i.naturalWidth, i.getBoundingClientRect().width,
