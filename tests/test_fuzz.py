@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import gzip
 import io
+import resource
 import time
 from contextlib import redirect_stderr, redirect_stdout
 
@@ -149,6 +150,8 @@ def test_plan_exits_0_with_every_output_or_2_with_nothing(tmp_path_factory, traf
     with redirect_stdout(stdout), redirect_stderr(stderr):
         code = main(argv)  # an exception here is the traceback a user would see
     assert time.perf_counter() - began < 60
+    # the process's peak memory so far (KiB on Linux): no input has taken it past 4 GiB
+    assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss < 4 * 2**20
     event(f"exit {code}")
     if code == 0:
         assert all(p.exists() for p in files.values()), argv
