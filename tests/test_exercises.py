@@ -152,6 +152,8 @@ def test_plan_your_fleet_prose():
     assert g["q6_same"] == 0 and g["q6_best_tok"] < g["q6_cheap_tok"]
     assert g["q6_best_h"] < g["q6_cheap_h"] and g["q6_best_hour"] > g["q6_cheap_hour"]
     assert g["q30_same"] == 0 and g["q30_cheap_dearest"] == 1 and g["q_cap_best_is_answer"] == 1
+    # the code trace: "the answer is" two H100s, holding more than twice one H100's rate
+    assert g["c_best_is_h100x2"] == 1 and g["c_ratio"] > 2 and g["c_prompt"] > 10 * g["c_answer"]
 
 
 def test_capacity_prose():
