@@ -388,3 +388,33 @@ def test_time_zone_offsets_are_moved_to_utc(tmp_path, recwarn):
     np.testing.assert_array_equal(trace.arrival, [0.0, 90.0, 120.0, 180.0])
     assert trace.start == 1711846740.0  # 2024-03-31 00:59:00 UTC (`date -u -d ... +%s`)
     assert not [w for w in recwarn if "timezone" in str(w.message)]
+
+
+def test_a_parquet_log_names_its_first_bad_row(tmp_path):
+    """Parquet rows counted from 1 (no header row): the earliest row that breaks a rule is
+    named, whichever rule it breaks, as in a CSV log."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    def write(stamps, prompts):
+        f = tmp_path / "log.parquet"
+        pq.write_table(
+            pa.table(
+                {
+                    "TIMESTAMP": stamps,
+                    "ContextTokens": prompts,
+                    "GeneratedTokens": [5] * len(stamps),
+                }
+            ),
+            f,
+        )
+        return f
+
+    with pytest.raises(ValueError, match=r"log.parquet, row 3: TIMESTAMP is earlier"):
+        lg.read_trace(write([0.0, 2.0, 1.0, 3.0], [1, 1, 1, -1]))
+    with pytest.raises(ValueError, match=r"log.parquet, row 2: lengths must be from 0"):
+        lg.read_trace(write([0.0, 2.0, 1.0], [1, -1, 1]))
+    with pytest.raises(ValueError, match=r"log.parquet, row 2: TIMESTAMP must be a finite"):
+        lg.read_trace(write([0.0, float("nan")], [1, 1]))
+    with pytest.raises(ValueError, match=r"log.parquet, row 2: TIMESTAMP is 93 days after"):
+        lg.read_trace(write([0.0, 93 * 86_400.0], [1, 1]))

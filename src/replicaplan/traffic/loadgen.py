@@ -398,14 +398,7 @@ def _read_with_arrow(path: Path) -> TraceFile | None:
             t = pc.cast(column, pa.float64()).to_numpy()
     except (pa.ArrowException, ValueError):
         return None
-    if (
-        np.any(p < 0)
-        or np.any(o < 0)
-        or np.any(np.diff(t) < 0)
-        or not np.all(np.isfinite(t))
-        or max(p.max(), o.max()) > MAX_TOKENS
-        or t[-1] - t[0] > MAX_LOG_DAYS * 86_400
-    ):
+    if _array_problem(t, p, o, t[0]) is not None:
         return None
     return TraceFile(
         t - t[0],
@@ -488,7 +481,18 @@ def _read_parquet(path: Path) -> TraceFile:
             raise ValueError(f"{path}: {name} has type {values.type}; expected integers")
         lengths.append(values.to_numpy(zero_copy_only=False).astype(np.int64))
     p, o = lengths
-    checks = (
+    problem = _array_problem(t, p, o, t[0])
+    if problem is not None:
+        raise row_error(*problem)
+    return TraceFile(t - t[0], p, np.maximum(o, 1), start=float(t[0]) if dated else 0.0)
+
+
+def _array_problem(t, p, o, origin: float) -> tuple[int, str] | None:
+    """The first row (0-based) of a log's arrays that breaks a log's rules, with what is wrong,
+    or None: a finite time, lengths from 0 to ``MAX_TOKENS``, time order, at most
+    ``MAX_LOG_DAYS`` after ``origin`` (the log's first time). The one set of rules every reader
+    applies (the CSV readers then name the row from its text, ``_first_bad_row``)."""
+    rules = (
         (~np.isfinite(t), lambda k: f"TIMESTAMP must be a finite time, got {t[k]}"),
         (
             (p < 0) | (o < 0) | (p > MAX_TOKENS) | (o > MAX_TOKENS),
@@ -502,18 +506,18 @@ def _read_parquet(path: Path) -> TraceFile:
             lambda k: "TIMESTAMP is earlier than the row before; the log must be in time order",
         ),
         (
-            t - t[0] > MAX_LOG_DAYS * 86_400,
+            t - origin > MAX_LOG_DAYS * 86_400,
             lambda k: (
-                f"TIMESTAMP is {(t[k] - t[0]) / 86_400:.3g} days after the first row; a "
+                f"TIMESTAMP is {(t[k] - origin) / 86_400:.3g} days after the first row; a "
                 f"log may span at most {MAX_LOG_DAYS} days"
             ),
         ),
     )
-    for bad, say in checks:
-        if bad.any():
-            k = int(np.argmax(bad))
-            raise row_error(k, say(k))
-    return TraceFile(t - t[0], p, np.maximum(o, 1), start=float(t[0]) if dated else 0.0)
+    first = [(int(np.argmax(bad)), i) for i, (bad, _) in enumerate(rules) if bad.any()]
+    if not first:
+        return None
+    k, i = min(first)
+    return k, rules[i][1](k)
 
 
 def _parses(stamp: str) -> bool:
@@ -594,16 +598,7 @@ def _trace_chunk(path, rows, cols, width, first_row, form: str, origin):
     except (ValueError, TypeError, OverflowError):
         t = p = o = None  # find the row by reading the chunk one row at a time
     start = origin if origin is not None else (t[0] if t is not None else 0.0)
-    if (
-        t is None
-        or _form(stamps[0]) != form
-        or not np.all(np.isfinite(t))
-        or np.any(p < 0)
-        or np.any(o < 0)
-        or max(p.max(), o.max()) > MAX_TOKENS
-        or np.any(np.diff(t) < 0)
-        or t[-1] - start > MAX_LOG_DAYS * 86_400
-    ):
+    if t is None or _form(stamps[0]) != form or _array_problem(t, p, o, start) is not None:
         _first_bad_row(path, rows, cols, width, first_row, form, origin)
     return t, p, o
 
