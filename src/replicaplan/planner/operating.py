@@ -13,6 +13,7 @@ import numpy as np
 
 from replicaplan.core import _check
 from replicaplan.core.example import EXAMPLE
+from replicaplan.economics.cost import phase_seconds, split_by_phase
 from replicaplan.serving.fluid import MeasuredReplica
 from replicaplan.serving.queueing import littles_law
 from replicaplan.serving.replica import ReplicaModel, simulate_open
@@ -165,3 +166,18 @@ def scaling_signal(point: OperatingPoint, replica: MeasuredReplica) -> ScalingSi
         f"below {MIN_HOLDABLE_CONCURRENCY:g}, too few for an autoscaler to hold on a count that "
         "moves by whole requests",
     )
+
+
+def phase_seconds_at(point: OperatingPoint, model: ReplicaModel) -> tuple[float, float]:
+    """Replica seconds of an input token and of an output token at the operating point
+    (``cost.phase_seconds`` with the b = L* sequences a replica runs there, at least one and at
+    most the batch cap)."""
+    return phase_seconds(model, min(max(point.concurrency_target, 1.0), model.batch))
+
+
+def bill_by_phase(priced, point: OperatingPoint, phase_s: tuple[float, float]):
+    """A priced policy's bill (``cost.PricedPolicy``) split into a price per million input
+    tokens and one per million output tokens by the replica time each takes (``phase_s``,
+    ``phase_seconds_at``): the requests it served carried ``point``'s mean prompt each."""
+    served = priced.tokens / point.mean_output
+    return split_by_phase(priced.cost, served * point.mean_prompt, priced.tokens, *phase_s)

@@ -27,14 +27,16 @@ from replicaplan.autoscalers.manifest import (
 )
 from replicaplan.core import _check
 from replicaplan.core.example import EXAMPLE
-from replicaplan.economics.cost import phase_seconds, price_run, split_by_phase
+from replicaplan.economics.cost import price_run
 from replicaplan.planner.behavior import behavior, scale_down_window_min
 from replicaplan.planner.calibration import hpa_replay, keda_replay, measured_replica
 from replicaplan.planner.operating import (
     MIN_HOLDABLE_CONCURRENCY,
     OperatingPoint,
     ScalingSignal,
+    bill_by_phase,
     operating_point,
+    phase_seconds_at,
     scaling_signal,
 )
 from replicaplan.planner.replay import (
@@ -159,11 +161,7 @@ class Plan:
         per million output tokens, by the replica time each takes at the operating point
         (``cost.split_by_phase``): prefill compute for an input token, TPOT(b)/b for an output
         token at the b = L* sequences a replica runs there."""
-        priced = self.recommended.priced
-        served = priced.tokens / self.point.mean_output
-        return split_by_phase(
-            priced.cost, served * self.point.mean_prompt, priced.tokens, *self.phase_s
-        )
+        return bill_by_phase(self.recommended.priced, self.point, self.phase_s)
 
     @property
     def hpa_cost_per_million(self) -> float:
@@ -320,7 +318,7 @@ def plan(
         adapter=adapter,
         replica=measured,
         scaling=scaling,
-        phase_s=phase_seconds(model, min(max(point.concurrency_target, 1.0), model.batch)),
+        phase_s=phase_seconds_at(point, model),
         hpa_run=run,
         keda_run=keda_run,
         sensitivity=startup_sensitivity(

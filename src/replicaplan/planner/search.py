@@ -28,8 +28,7 @@ import numpy as np
 
 from replicaplan.core import _check
 from replicaplan.core.example import EXAMPLE
-from replicaplan.economics.cost import phase_seconds, split_by_phase
-from replicaplan.planner.operating import operating_point
+from replicaplan.planner.operating import bill_by_phase, operating_point, phase_seconds_at
 from replicaplan.planner.replay import default_short_budget, recommend, replay
 from replicaplan.serving.replica import GPUS, MODELS, ModelShape, ReplicaModel
 from replicaplan.simulation.capacity import QUOTA, TPOT_SLO_S, TTFT_SLO_S
@@ -220,9 +219,7 @@ def evaluate(candidate: Candidate, model, lengths, rate, settings: Settings) -> 
     )
     best, _ = recommend(rows, settings.budget)
     priced = best.priced
-    served = priced.tokens / point.mean_output
-    phase = phase_seconds(replica, min(max(point.concurrency_target, 1.0), replica.batch))
-    per_in, per_out = split_by_phase(priced.cost, served * point.mean_prompt, priced.tokens, *phase)
+    per_in, per_out = bill_by_phase(priced, point, phase_seconds_at(point, replica))
     return Outcome(
         candidate,
         "ok",
