@@ -9,10 +9,11 @@ import pytest
 from replicaplan.faces import files
 
 
-def test_write_whole_replaces_the_file(tmp_path):
+def test_a_staged_file_replaces_the_old_one(tmp_path):
     target = tmp_path / "hpa.yaml"
     target.write_text("old")
-    files.write_whole(target, "new")
+    with files.Staging() as out:
+        out.file(target, "new")
     assert target.read_text() == "new"
     assert [p.name for p in tmp_path.iterdir()] == ["hpa.yaml"]  # no temporary left
 
@@ -26,7 +27,8 @@ def test_a_failed_write_leaves_the_old_file_and_no_temporary(tmp_path, monkeypat
 
     monkeypatch.setattr(os, "replace", interrupted)
     with pytest.raises(KeyboardInterrupt):
-        files.write_whole(target, "new")
+        with files.Staging() as out:
+            out.file(target, "new")
     assert target.read_text() == "old"
     assert [p.name for p in tmp_path.iterdir()] == ["hpa.yaml"]
 

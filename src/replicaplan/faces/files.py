@@ -94,9 +94,3 @@ class Staging:
                 self.commit()
         finally:
             self.discard()  # what is left: everything after an error, nothing after a commit
-
-
-def write_whole(path, text: str) -> None:
-    """Write ``text`` to ``path`` whole or not at all."""
-    with Staging() as out:
-        out.file(path, text)
