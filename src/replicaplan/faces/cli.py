@@ -407,7 +407,7 @@ def _write(args: argparse.Namespace, p, outputs: dict, extra=None) -> list[str]:
 
 
 def _plan(args: argparse.Namespace) -> str:
-    from replicaplan.faces.plan_report import summary, text
+    from replicaplan.faces.plan_report import text
 
     outputs = _checked_inputs(args)
     model = _replica(args)
@@ -422,12 +422,21 @@ def _plan(args: argparse.Namespace) -> str:
     p = _plan_of(args, traffic, lengths, model, args.price)
     # everything is computed; only now is anything written
     written = _write(args, p, outputs)
-    source = Path(args.log or args.rates)
     if args.json:
-        requests = {"requests": int(traffic.prompt.size)} if args.log else {}
-        return json.dumps(summary(p, log=str(source), **requests), indent=2)
-    out = text(p, log=source.name)
-    return out + "".join(f"\n(written to {w})" for w in written)
+        return json.dumps(_plan_json(args, p, traffic), indent=2)
+    return text(p, log=Path(args.log or args.rates).name) + _written(written)
+
+
+def _plan_json(args: argparse.Namespace, p, traffic) -> dict:
+    """The plan's JSON as both commands print it: the log's path and, for a log, its requests."""
+    from replicaplan.faces.plan_report import summary
+
+    requests = {"requests": int(traffic.prompt.size)} if args.log else {}
+    return summary(p, log=str(Path(args.log or args.rates)), **requests)
+
+
+def _written(paths) -> str:
+    return "".join(f"\n(written to {w})" for w in paths)
 
 
 def _listed(option: str, text: str, kind, allowed=None, top: int | None = None) -> list:
@@ -476,7 +485,6 @@ def _prices(texts) -> tuple:
 
 def _search(args: argparse.Namespace):
     from replicaplan.faces import search_report
-    from replicaplan.faces.plan_report import summary
     from replicaplan.faces.plan_report import text as plan_text
     from replicaplan.planner import search as searching
     from replicaplan.serving.replica import GPUS
@@ -552,13 +560,13 @@ def _search(args: argparse.Namespace):
         (folder / "search.md").write_text(search_report.markdown(result), encoding="utf-8")
 
     written = _write(args, p, outputs, extra=add_search)
-    source = Path(args.log or args.rates)
     if args.json:
-        requests = {"requests": int(traffic.prompt.size)} if args.log else {}
-        plan_json = summary(p, log=str(source), **requests)
+        plan_json = _plan_json(args, p, traffic)
         return json.dumps({**search_report.summary(result), "plan": plan_json}, indent=2)
-    out = search_report.text(result) + "\n\nits plan:\n" + plan_text(p, log=source.name)
-    return out + "".join(f"\n(written to {w})" for w in written)
+    log = Path(args.log or args.rates).name
+    return (
+        search_report.text(result) + "\n\nits plan:\n" + plan_text(p, log=log) + _written(written)
+    )
 
 
 def _add_promises(parser: argparse.ArgumentParser) -> None:
@@ -888,7 +896,7 @@ def build_parser() -> argparse.ArgumentParser:
         required=True,
         help="model shape: a name (llama-3-8b, llama-3-70b) or key=value,…",
     )
-    from replicaplan.planner import search as grid_defaults
+    from replicaplan.planner import grid as grid_defaults  # names only: imports no model
 
     def listed(values) -> str:
         return ",".join(str(v) for v in values)
@@ -898,7 +906,11 @@ def build_parser() -> argparse.ArgumentParser:
         ("--gpus-grid", grid_defaults.SEARCH_GPUS_PER_REPLICA, "GPUs per replica"),
         ("--batch-grid", grid_defaults.SEARCH_BATCHES, "batch caps"),
         ("--budget-grid", grid_defaults.SEARCH_TOKEN_BUDGETS, "prefill token budgets"),
-        ("--prefill-grid", ("chunked", "separate"), "chunked, separate, or both"),
+        (
+            "--prefill-grid",
+            ["chunked" if c else "separate" for c in grid_defaults.SEARCH_CHUNKED],
+            "chunked, separate, or both",
+        ),
     ):
         se.add_argument(option, default=listed(values), help=f"{what} (default: %(default)s)")
     se.add_argument(

@@ -28,20 +28,20 @@ import numpy as np
 
 from replicaplan.core import _check
 from replicaplan.core.example import EXAMPLE
+from replicaplan.planner.grid import (
+    SEARCH_BATCHES,
+    SEARCH_CHUNKED,
+    SEARCH_GPUS,
+    SEARCH_GPUS_PER_REPLICA,
+    SEARCH_REQUESTS,
+    SEARCH_TOKEN_BUDGETS,
+)
 from replicaplan.planner.operating import bill_by_phase, operating_point, phase_seconds_at
 from replicaplan.planner.replay import default_short_budget, recommend, replay
 from replicaplan.serving.replica import GPUS, MODELS, ModelShape, ReplicaModel
 from replicaplan.simulation.capacity import QUOTA, TPOT_SLO_S, TTFT_SLO_S
 from replicaplan.traffic.loadgen import AZURE_CONVERSATION, LengthMix, TraceFile
 
-SEARCH_GPUS = ("a100-80gb", "h100-sxm", "h200-sxm", "l40s")
-SEARCH_GPUS_PER_REPLICA = (1, 2, 4)
-SEARCH_BATCHES = (64, 128, 256)
-SEARCH_TOKEN_BUDGETS = (2048, 8192)
-SEARCH_CHUNKED = (True, False)
-SEARCH_REQUESTS = 2000
-"""Requests per rate of each candidate's sweep: a screening, half the planner's 4,000; the
-chosen candidate is planned again in full by ``plan.plan``."""
 SEARCH_GRID_POINTS = 7
 """Rates of each screening sweep's first grid (0.1 to 1.3 of the raw rate; the planner's 13)."""
 SEARCH_RESOLUTION = 0.005

@@ -1,0 +1,14 @@
+"""The configuration search's default grid, apart from the search itself so that the command
+line can show it in its help without importing the planner (names and numbers only).
+
+Layer: planner. Imports nothing.
+"""
+
+SEARCH_GPUS = ("a100-80gb", "h100-sxm", "h200-sxm", "l40s")
+SEARCH_GPUS_PER_REPLICA = (1, 2, 4)
+SEARCH_BATCHES = (64, 128, 256)
+SEARCH_TOKEN_BUDGETS = (2048, 8192)
+SEARCH_CHUNKED = (True, False)
+SEARCH_REQUESTS = 2000
+"""Requests per rate of each candidate's sweep: a screening, half the planner's 4,000; the
+chosen candidate is planned again in full by ``plan.plan``."""
