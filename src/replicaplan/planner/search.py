@@ -161,16 +161,23 @@ class Outcome:
         return self.ok and self.excess_share <= budget
 
 
-def _requests_tokens(lengths) -> np.ndarray:
-    """Prompt + answer tokens of a sample of the mix's requests (the cache must hold them)."""
+def p99_request_tokens(lengths) -> float:
+    """Prompt + answer tokens of the 99th-percentile request of a log or a mix (a sample of
+    20,000): what a candidate's KV cache must hold."""
     if isinstance(lengths, TraceFile):
-        return lengths.prompt + lengths.output
-    prompt, output = lengths.sample(20_000, np.random.default_rng(0))
-    return prompt + output
+        tokens = lengths.prompt + lengths.output
+    else:
+        prompt, output = lengths.sample(20_000, np.random.default_rng(0))
+        tokens = prompt + output
+    return float(np.percentile(tokens, 99))
 
 
-def evaluate(candidate: Candidate, model, lengths, rate, settings: Settings) -> Outcome:
-    """Screen one candidate on ``lengths`` (a log or a mix) and per-minute ``rate``."""
+def evaluate(
+    candidate: Candidate, model, lengths, rate, settings: Settings, p99: float | None = None
+) -> Outcome:
+    """Screen one candidate on ``lengths`` (a log or a mix) and per-minute ``rate``; ``p99``
+    is ``p99_request_tokens(lengths)``, computed here unless given (``search`` computes it once
+    for all its candidates)."""
     shape = MODELS[model] if isinstance(model, str) else model
     if shape.kv_heads % candidate.gpus:
         return Outcome(
@@ -182,7 +189,8 @@ def evaluate(candidate: Candidate, model, lengths, rate, settings: Settings) -> 
         replica = candidate.replica(shape)
     except ValueError as err:
         return Outcome(candidate, "does not fit", str(err))
-    p99 = float(np.percentile(_requests_tokens(lengths), 99))
+    if p99 is None:
+        p99 = p99_request_tokens(lengths)
     if replica.kv_capacity_tokens < p99:
         return Outcome(
             candidate,
@@ -294,7 +302,8 @@ def search(
         lengths = lengths or AZURE_CONVERSATION
     if not rate.any():
         raise ValueError("traffic holds no requests")
-    work = [(c, model, lengths, rate, settings) for c in candidates]
+    p99 = p99_request_tokens(lengths)
+    work = [(c, model, lengths, rate, settings, p99) for c in candidates]
     outcomes = _run(work, jobs, dask, progress)
     front = {id(o) for o in pareto_front(outcomes)}
     outcomes = [replace(o, pareto=id(o) in front) for o in outcomes]
