@@ -78,18 +78,14 @@ def measured_replica(
     below = len(MEASURED_FRACTIONS)
     batches = [fractions[:below]]
     batches += [fractions[k : k + jobs()] for k in range(below, len(fractions), jobs())]
-    done = False
-    for batch in batches:
-        for rate, ell, tau, kept_up in fork_map(run, batch):
-            if not kept_up:
-                done = True
-                break
-            if ell > ells[-1] and tau >= taus[-1]:
-                ells.append(ell)
-                rates.append(rate)
-                taus.append(tau)
-        if done:
+    runs = (result for batch in batches for result in fork_map(run, batch))  # batch by batch
+    for rate, ell, tau, kept_up in runs:
+        if not kept_up:
             break
+        if ell > ells[-1] and tau >= taus[-1]:
+            ells.append(ell)
+            rates.append(rate)
+            taus.append(tau)
     if len(ells) < 3:
         raise ValueError(
             "the replica keeps up with too few rates to be measured: check the model and mix"

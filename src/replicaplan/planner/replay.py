@@ -17,6 +17,7 @@ from replicaplan.economics.cost import PricedPolicy, price_day
 from replicaplan.planner.reserve import spares_for
 from replicaplan.planner.schedule import (
     SCHEDULE_MIN_DAYS,
+    day_and_hour,
     days_covered,
     learned_forecast,
     pooled_mean_forecast,
@@ -198,7 +199,7 @@ def compare_schedules(
     (1: every day that has a history; 7: the second week, where weekdays first have their own)."""
     rate = _check.rates("rate", rate)
     need = replicas_needed(rate, capacity, target)
-    day = (int(start_s // 60) % 1440 + np.arange(rate.size)) // 1440
+    day, _ = day_and_hour(rate.size, start_s)
     scored = day >= _check.integer("from_day", from_day, minimum=1)
     if not scored.any():
         raise ValueError(f"from_day={from_day}: the log ends before that day")

@@ -34,7 +34,7 @@ WEEKDAY_MIN_DAYS = 14
 apply comes from more than one Monday."""
 
 
-def _day_and_hour(minutes: int, start_s: float) -> tuple[np.ndarray, np.ndarray]:
+def day_and_hour(minutes: int, start_s: float) -> tuple[np.ndarray, np.ndarray]:
     """Calendar day (from the first, UTC) and clock hour of each of ``minutes`` minutes of a
     series whose minute 0 starts at ``start_s`` (epoch seconds)."""
     clock = int(start_s // 60) % MINUTES_PER_DAY + np.arange(minutes)
@@ -50,7 +50,7 @@ def weekdays(days: int, start_s: float) -> np.ndarray:
 def _hour_peaks(rate: np.ndarray, start_s: float) -> np.ndarray:
     """The busiest minute of each clock hour (UTC) of each calendar day: shape (days, 24), NaN
     where the log does not reach that hour."""
-    day, hour = _day_and_hour(rate.size, start_s)
+    day, hour = day_and_hour(rate.size, start_s)
     peaks = np.full((day[-1] + 1, 24), -np.inf)
     np.maximum.at(peaks, (day, hour), rate)
     peaks[np.isneginf(peaks)] = np.nan
@@ -89,7 +89,7 @@ def learned_forecast(rate, start_s: float = 0.0) -> np.ndarray:
     for d in range(1, peaks.shape[0]):
         same = np.flatnonzero(dow[:d] == dow[d]) if weekly else np.array([], dtype=int)
         learned[d] = _median(peaks[same] if same.size else peaks[:d])
-    return learned[_day_and_hour(rate.size, start_s)]
+    return learned[day_and_hour(rate.size, start_s)]
 
 
 def pooled_mean_forecast(rate, start_s: float = 0.0) -> np.ndarray:
@@ -101,7 +101,7 @@ def pooled_mean_forecast(rate, start_s: float = 0.0) -> np.ndarray:
     counts = np.cumsum(~np.isnan(peaks), axis=0) - ~np.isnan(peaks)  # earlier days only
     sums = np.cumsum(seen, axis=0) - seen
     mean = np.divide(sums, counts, out=np.zeros_like(sums), where=counts > 0)
-    return mean[_day_and_hour(rate.size, start_s)]
+    return mean[day_and_hour(rate.size, start_s)]
 
 
 def schedule(rate, capacity: float, target: float, start_s: float = 0.0) -> list[int]:
