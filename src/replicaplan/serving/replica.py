@@ -750,6 +750,8 @@ class _Engine:
         self.incoming = incoming
         self.times = times
         """An open loop's arrival times, sorted (the chunked loop reads them by index)."""
+        self.lengths = (prompt[:n], output[:n])
+        """The lengths as arrays (``_lengths``'s own copies), for the trace."""
         self.prompt = prompt[:n].tolist()
         self.output = output[:n].tolist()
         self.n = n
@@ -770,6 +772,7 @@ class _Engine:
         m, n = self.m, self.n
         B, K, budget = m.batch, m.kv_capacity_tokens, m.token_budget
         room = K - m.watermark_tokens  # the cache an admission may fill
+        finite = not math.isinf(K)
         hit = self.hit
         mkv_bw = m.kv_bytes_per_token / m.bandwidth
         base = m.step_floor_s + m.weight_bytes / m.bandwidth
@@ -777,6 +780,11 @@ class _Engine:
         per_prompt_token = 2 * m.params / m.prefill_flops  # the prefill pass, as prefill_pass_s
         pop, push = heapq.heappop, heapq.heappush
         prompt, output, produced = self.prompt, self.output, self.produced
+        incoming, think, user_of = self.incoming, self.think, self.user_of
+        arrival_at, first, end = self.arrival, self.first, self.end
+        admit_step = self.admit_step
+        base_comm = base + m.comm_fixed_s  # the parts of a decode step every sequence shares
+        per_seq = m.comm_per_sequence_s + m.seq_step_s
 
         t = 0.0
         steps = 0
@@ -789,21 +797,21 @@ class _Engine:
 
         def finish(i: int, now: float) -> None:
             nonlocal finished
-            self.end[i] = now
+            end[i] = now
             finished += 1
-            if self.think is not None:  # the user sends again; past the n-th never admitted
-                push(self.incoming, (now + self.think[i], -1 - self.user_of[i]))
+            if think is not None:  # the user sends again; past the n-th never admitted
+                push(incoming, (now + think[i], -1 - user_of[i]))
 
         while finished < n:
-            while arrived < n and self.incoming and self.incoming[0][0] <= t:
-                when, key = pop(self.incoming)
+            while arrived < n and incoming and incoming[0][0] <= t:
+                when, key = pop(incoming)
                 i = arrived
                 arrived += 1
-                self.arrival[i] = when
-                self.user_of[i] = -1 - key
+                arrival_at[i] = when
+                user_of[i] = -1 - key
                 if prompt[i] + output[i] > room:  # could never fit the cache: turned away
                     self.rejected[i] = True
-                    self.first[i] = when
+                    first[i] = when
                     finish(i, when)
                 else:
                     waiting.append(i)
@@ -827,27 +835,27 @@ class _Engine:
                     for j in take:
                         produced[j] += 1  # the pass produces each request's next token
                         cached += 1
-                        if self.first[j] != self.first[j]:  # nan: its first token
-                            self.first[j] = t
+                        if first[j] != first[j]:  # nan: its first token
+                            first[j] = t
                         if produced[j] >= output[j]:
                             cached -= prompt[j] + produced[j]
                             finish(j, t)
                         else:
-                            self.admit_step[j] = steps
+                            admit_step[j] = steps
                             push(running, (steps + output[j] - produced[j], j))
                             order.append(j)
                     continue
             if not order:  # idle (an empty engine admits any request that was not rejected)
                 if waiting:
                     raise RuntimeError("a request that fits the cache was not admitted")
-                if arrived < n and self.incoming:
-                    t = max(t, self.incoming[0][0])
+                if arrived < n and incoming:
+                    t = max(t, incoming[0][0])
                     continue
                 break
             # the next decode step must fit: preempt the newest sequences until it does
             while cached + len(order) > K:
                 j = order.pop()
-                done = produced[j] + steps - self.admit_step[j]
+                done = produced[j] + steps - admit_step[j]
                 cached -= prompt[j] + done
                 produced[j] = done
                 self.preempted[j] += 1
@@ -855,15 +863,19 @@ class _Engine:
                 running = [(s, i) for s, i in running if i != j]
                 heapq.heapify(running)
             b = len(order)
-            a = base + m.comm_fixed_s + (m.comm_per_sequence_s + m.seq_step_s) * b + cached * mkv_bw
+            a = base_comm + per_seq * b + cached * mkv_bw
             c = b * mkv_bw  # each step reads b more tokens of cache than the one before
             k = running[0][0] - steps  # steps to the next completion
-            if not math.isinf(K):
-                k = min(k, int((K - cached) // b))
-            if b < B and arrived < n and self.incoming:
-                k = min(k, _steps_until(self.incoming[0][0] - t, a, c))
-            k = max(k, 1)
-            t += k * a + c * k * (k - 1) / 2
+            if finite and (K - cached) // b < k:
+                k = int((K - cached) // b)
+            if k < 1:
+                k = 1
+            span = k * a + c * k * (k - 1) / 2  # the k steps' time
+            if b < B and arrived < n and incoming and span >= incoming[0][0] - t:
+                # the next arrival comes within them: stop at the first step that reaches it
+                k = _steps_until(incoming[0][0] - t, a, c)
+                span = k * a + c * k * (k - 1) / 2
+            t += span
             steps += k
             cached += k * b
             while running and running[0][0] <= steps:
@@ -876,15 +888,17 @@ class _Engine:
         return self._trace(arrived)
 
     def _trace(self, done: int) -> Trace:
-        prompt, output = self.prompt, self.output
+        def floats(values):
+            return np.fromiter(values, dtype=float, count=done)
+
         return Trace(
-            np.array(self.arrival[:done]),
-            np.array(self.first[:done]),
-            np.array(self.end[:done]),
-            np.array(prompt[:done], dtype=np.int64),
-            np.array(output[:done], dtype=np.int64),
-            np.array(self.preempted[:done]),
-            np.array(self.rejected[:done]),
+            floats(self.arrival[:done]),
+            floats(self.first[:done]),
+            floats(self.end[:done]),
+            self.lengths[0][:done],
+            self.lengths[1][:done],
+            np.fromiter(self.preempted[:done], dtype=np.int64, count=done),
+            np.fromiter(self.rejected[:done], dtype=bool, count=done),
         )
 
     def _run_chunked(self) -> Trace:
@@ -926,15 +940,18 @@ class _Engine:
         order: list = []  # admitted sequences in admission order (the newest last)
         filling: deque = deque()  # admitted sequences still prefilling, in admission order
         cached = 0
+        decoding = 0  # len(order) - len(filling): the sequences a step decodes
+        soonest = inf  # running[0][0]: the step at which the next decoding sequence finishes
+        pending = 0  # prompt tokens ``filling`` has still to compute: the sum of its ``left``
 
         def finish(i: int, now: float) -> None:
+            """A closed loop's completion: the user sends again after its think time."""
             nonlocal nxt
             end[i] = now
-            if think is not None:
-                when = now + think[i]
-                push(incoming, (when, -1 - user_of[i]))
-                if arrived < n and when < nxt:
-                    nxt = when
+            when = now + think[i]
+            push(incoming, (when, -1 - user_of[i]))
+            if arrived < n and when < nxt:
+                nxt = when
 
         while finished < n:
             while nxt <= t:
@@ -952,37 +969,34 @@ class _Engine:
                 if prompt[i] + output[i] > room:  # could never fit the cache: turned away
                     self.rejected[i] = True
                     first[i] = when
-                    finish(i, when)
+                    if think is None:
+                        end[i] = when
+                    else:
+                        finish(i, when)
                     finished += 1
                 else:
                     waiting.append(i)
-            decoding = len(order) - len(filling)
-            if cached + decoding > K:  # the decodes of the next step must fit: preempt
-                while cached + decoding > K:
-                    j = order.pop()
-                    if filling and filling[-1] == j:  # still prefilling: its progress is lost
-                        filling.pop()
-                        cached -= prompt[j] + produced[j]
-                    else:
-                        done = produced[j] + steps - admit_step[j]
-                        cached -= prompt[j] + done
-                        produced[j] = done
-                        running = [(s, i) for s, i in running if i != j]
-                        heapq.heapify(running)
-                        decoding -= 1
-                    preempted[j] += 1
-                    waiting.appendleft(j)
-            stepped = False
-            if filling or (waiting and len(order) < B):
-                # the prompt tokens of the step: partial prefills first, then the queue's head
-                spare = budget - decoding
-                chunks = []
-                for j in filling:
-                    if spare <= 0:
-                        break
-                    c = left[j] if left[j] < spare else spare
-                    chunks.append((j, c))
-                    spare -= c
+            while cached + decoding > K:  # the decodes of the next step must fit: preempt
+                j = order.pop()
+                if filling and filling[-1] == j:  # still prefilling: its progress is lost
+                    filling.pop()
+                    pending -= left[j]
+                    cached -= prompt[j] + produced[j]
+                else:
+                    done = produced[j] + steps - admit_step[j]
+                    cached -= prompt[j] + done
+                    produced[j] = done
+                    running = [(s, i) for s, i in running if i != j]
+                    heapq.heapify(running)
+                    soonest = running[0][0] if running else inf
+                    decoding -= 1
+                preempted[j] += 1
+                waiting.appendleft(j)
+            # the prompt tokens of the step: the partial prefills first, then the queue's head,
+            # in admission order, so they always go to ``filling`` from its head
+            room_left = budget - decoding
+            if waiting and len(order) < B and pending < room_left:
+                spare = room_left - pending
                 while spare > 0 and waiting and len(order) < B:
                     j = waiting[0]
                     need = prompt[j] + produced[j]
@@ -992,35 +1006,72 @@ class _Engine:
                     cached += need
                     work = need - hit[j]
                     left[j] = work = work if work > 1 else 1
+                    pending += work
                     order.append(j)
                     filling.append(j)
-                    c = work if work < spare else spare
-                    chunks.append((j, c))
-                    spare -= c
-                if chunks:
-                    tokens = budget - decoding - spare
-                    t += base + cached * mkv_bw + per_seq * decoding + per_prompt_token * tokens
-                    steps += 1
-                    cached += decoding
-                    for j, c in chunks:
-                        left[j] -= c
-                        if left[j]:
-                            break  # only the last chunk can leave a prompt unfinished
-                        filling.popleft()
-                        produced[j] += 1  # the step that ends a prompt samples its next token
-                        cached += 1
-                        if first[j] != first[j]:
-                            first[j] = t
-                        if produced[j] >= output[j]:
-                            order.remove(j)
-                            cached -= prompt[j] + produced[j]
-                            finish(j, t)
-                            finished += 1
+                    spare -= work
+            tokens = pending if pending < room_left else room_left
+            if tokens:
+                t += base + cached * mkv_bw + per_seq * decoding + per_prompt_token * tokens
+                steps += 1
+                cached += decoding
+                pending -= tokens
+                while tokens:
+                    j = filling[0]
+                    if left[j] > tokens:  # only the last chunk can leave a prompt unfinished
+                        left[j] -= tokens
+                        break
+                    tokens -= left[j]
+                    left[j] = 0
+                    filling.popleft()
+                    produced[j] += 1  # the step that ends a prompt samples its next token
+                    cached += 1
+                    if first[j] != first[j]:
+                        first[j] = t
+                    if produced[j] >= output[j]:
+                        order.remove(j)
+                        cached -= prompt[j] + produced[j]
+                        if think is None:
+                            end[j] = t
                         else:
-                            admit_step[j] = steps
-                            push(running, (steps + output[j] - produced[j], j))
-                    stepped = True
-            if not stepped and not order:  # idle
+                            finish(j, t)
+                        finished += 1
+                    else:
+                        decoding += 1
+                        admit_step[j] = steps
+                        done = steps + output[j] - produced[j]
+                        push(running, (done, j))
+                        if done < soonest:
+                            soonest = done
+            elif order:
+                # a run of pure decode steps, up to the next completion, the cache's end, or the
+                # next arrival that could be admitted (none can while others wait: the cache only
+                # fills until a completion)
+                a = base + per_seq * decoding + cached * mkv_bw
+                c = decoding * mkv_bw
+                k = soonest - steps
+                if finite and (K - cached) // decoding < k:
+                    k = int((K - cached) // decoding)
+                if k < 1:
+                    k = 1
+                span = k * a + c * k * (k - 1) / 2  # the k steps' time
+                if decoding < B and not waiting and nxt < inf and span >= nxt - t:
+                    # the next arrival comes within them: stop at the first step that reaches it
+                    dt = nxt - t
+                    if dt <= 0:
+                        k = 1
+                    else:  # the fewest steps a, a + c, a + 2c, ... that reach dt
+                        h = a - c / 2
+                        k = ceil((-h + sqrt(h * h + 2 * c * dt)) / c) if c > 0 else ceil(dt / a)
+                        while k > 1 and (k - 1) * a + c * (k - 1) * (k - 2) / 2 >= dt:
+                            k -= 1
+                        while k * a + c * k * (k - 1) / 2 < dt:
+                            k += 1
+                    span = k * a + c * k * (k - 1) / 2
+                t += span
+                steps += k
+                cached += k * decoding
+            else:  # idle
                 if waiting:
                     raise RuntimeError("a request that fits the cache was not admitted")
                 if nxt < inf:
@@ -1028,42 +1079,17 @@ class _Engine:
                         t = nxt
                     continue
                 break
-            if not stepped:
-                # a run of pure decode steps, up to the next completion, the cache's end, or the
-                # next arrival that could be admitted (none can while others wait: the cache only
-                # fills until a completion)
-                b = decoding
-                a = base + per_seq * b + cached * mkv_bw
-                c = b * mkv_bw
-                k = running[0][0] - steps
-                if finite and (K - cached) // b < k:
-                    k = int((K - cached) // b)
-                if b < B and not waiting and nxt < inf:
-                    dt = nxt - t
-                    if dt <= 0:
-                        k = 1
-                    else:  # the fewest steps a, a + c, a + 2c, ... that reach dt
-                        h = a - c / 2
-                        s = ceil((-h + sqrt(h * h + 2 * c * dt)) / c) if c > 0 else ceil(dt / a)
-                        if s < 1:
-                            s = 1
-                        while s > 1 and (s - 1) * a + c * (s - 1) * (s - 2) / 2 >= dt:
-                            s -= 1
-                        while s * a + c * s * (s - 1) / 2 < dt:
-                            s += 1
-                        if s < k:
-                            k = s
-                if k < 1:
-                    k = 1
-                t += k * a + c * k * (k - 1) / 2
-                steps += k
-                cached += k * b
-            while running and running[0][0] <= steps:
+            while soonest <= steps:
                 j = pop(running)[1]
+                soonest = running[0][0] if running else inf
                 order.remove(j)
+                decoding -= 1
                 cached -= prompt[j] + output[j]
                 produced[j] = output[j]
-                finish(j, t)
+                if think is None:
+                    end[j] = t
+                else:
+                    finish(j, t)
                 finished += 1
         return self._trace(arrived)
 
