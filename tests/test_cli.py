@@ -333,6 +333,11 @@ def zero_rates(tmp_path):
         (["--batch", "1000000000"], "--batch must be an integer from 1 to 16,384"),
         (["--gpus", "2"], "--gpus needs --model and --gpu"),
         (["--prometheus", "prometheus:9090"], "--prometheus must be an http"),
+        (["--max-replicas", "0"], "--max-replicas must be an integer >= 1, got 0"),
+        (
+            ["--rates", str(WEEK), "--max-replicas", "1"],
+            r"--max-replicas must be >= 2 \(the quietest minute's fleet.*got 1",
+        ),
     ],
 )
 def test_bad_plans_exit_2_and_write_nothing(capsys, tmp_path, extra, match):
@@ -359,6 +364,10 @@ def test_options_are_applied_not_ignored(capsys):
     assert default["scaling"]["metric"] == "requests_in_flight"
     assert main([*base, "--metric", "vllm_in_flight"]) == 0
     assert json.loads(capsys.readouterr().out)["scaling"]["metric"] == "vllm_in_flight"
+    assert main([*base, "--max-replicas", "7"]) == 0
+    bounded = json.loads(capsys.readouterr().out)
+    assert bounded["max_replicas"] == 7 != default["max_replicas"]
+    assert bounded["hpa"]["spec"]["maxReplicas"] == bounded["keda"]["spec"]["maxReplicaCount"] == 7
     code = ["plan", "--log", str(SAMPLE_LOG.parent / "code_sample.csv"), "--json"]
     assert main([*code, "--model", "llama-3-8b", "--gpu", "a100-80gb"]) == 0
     scaling = json.loads(capsys.readouterr().out)["scaling"]

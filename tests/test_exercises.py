@@ -135,6 +135,11 @@ def test_plan_your_fleet_prose():
     # keeps up with", its metric averaged over a minute; the HPA lets requests wait at times
     assert g["h_points"] >= 5 and 0.5 < g["h_top"] <= 4.0 and g["h_window"] == 60
     assert g["h_queued"] > 0 and g["h_changes"] > 0
+    # the bound: "the fleet of the busiest minute, which is what the always-on policy keeps";
+    # twice it, the HPA "climbs to" more pods, pays more, and waits "in the same" seconds
+    assert g["w_max"] == g["w_peak_fleet"] and g["h_hours"] <= g["w_alw_h"]
+    assert g["w_max"] < g["h_wide_peak"] <= g["h_wide_max"] == 2 * g["w_max"]
+    assert g["h_wide_extra"] > 0 and g["h_wide_queued"] == g["h_queued"]
     # the budget: "by default the planner picks chasing", whose late share is "far inside" 1 %
     assert g["w_default_is_chase"] == 1 and g["w_chase_excess"] < g["w_budget"] / 10
     assert g["w_budget"] == pytest.approx((1 - 0.9) / 10) and g["w_budget_saving"] > 0

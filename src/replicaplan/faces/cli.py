@@ -345,6 +345,8 @@ def _checked_inputs(args: argparse.Namespace) -> dict:
         raise ValueError(f"--{err}") from None
     if args.short_budget is not None and not 0 <= args.short_budget < 1:
         raise ValueError(f"--short-budget must be from 0 to below 1, got {args.short_budget:g}")
+    if args.max_replicas is not None and args.max_replicas < 1:
+        raise ValueError(f"--max-replicas must be an integer >= 1, got {args.max_replicas}")
     return outputs
 
 
@@ -365,25 +367,31 @@ def _plan_of(args: argparse.Namespace, traffic, lengths, model, price):
     """``plan.plan`` with the command's options: the one call both commands make."""
     from replicaplan.planner.plan import plan
 
-    return plan(
-        traffic,
-        model,
-        lengths=lengths,
-        target_utilization=args.target,
-        ttft_slo_s=args.ttft_slo,
-        tpot_slo_s=args.tpot_slo,
-        quota=args.quota,
-        startup_min=args.startup,
-        short_budget=args.short_budget,
-        price_per_gpu_hour=price,
-        name=args.name,
-        metric_name=args.metric,
-        prometheus=args.prometheus,
-        engine=args.engine,
-        namespace=args.namespace,
-        served_model=args.served_model,
-        sensitivity=bool(args.report),
-    )
+    try:
+        return plan(
+            traffic,
+            model,
+            lengths=lengths,
+            target_utilization=args.target,
+            ttft_slo_s=args.ttft_slo,
+            tpot_slo_s=args.tpot_slo,
+            quota=args.quota,
+            startup_min=args.startup,
+            short_budget=args.short_budget,
+            max_replicas=args.max_replicas,
+            price_per_gpu_hour=price,
+            name=args.name,
+            metric_name=args.metric,
+            prometheus=args.prometheus,
+            engine=args.engine,
+            namespace=args.namespace,
+            served_model=args.served_model,
+            sensitivity=bool(args.report),
+        )
+    except ValueError as err:  # the one bound that depends on the log: named by its flag
+        if str(err).startswith("max_replicas"):
+            raise ValueError(f"--max-replicas{str(err)[len('max_replicas') :]}") from None
+        raise
 
 
 def _write(args: argparse.Namespace, p, outputs: dict, extra=None) -> list[str]:
@@ -618,6 +626,14 @@ def _add_fleet_options(parser: argparse.ArgumentParser) -> None:
         help="share of requests the recommended policy may leave beyond capacity, from 0 to "
         "below 1 (default: a tenth of 1 - quota, 0.01 for the 90%% quota; 0 demands every "
         "minute covered)",
+    )
+    parser.add_argument(
+        "--max-replicas",
+        type=int,
+        default=None,
+        metavar="N",
+        help="the manifests' maxReplicas, at least the quietest minute's fleet (default: the "
+        "busiest minute's fleet)",
     )
     parser.add_argument("--name", default="llm", help="name of the HPA and of its Deployment")
     parser.add_argument(

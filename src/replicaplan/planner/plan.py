@@ -169,6 +169,23 @@ class Plan:
         return self.cost_per_million(self.hpa_run)
 
 
+def max_replicas_for(rate, capacity: float, target: float, low: int, given: int | None) -> int:
+    """The manifests' ``maxReplicas``: ``given``, or the busiest minute's fleet ⌈λ_max/(ρ*μ*)⌉
+    (at least ``low`` + 1). Not more by default: while replicas start, the ready ones report an
+    overload and the autoscaler asks for every pod it may; pods beyond the busiest minute's
+    fleet arrive after the surge that asked for them and are paid through the scale-down window.
+    """
+    if given is not None:
+        given = _check.integer("max_replicas", given, minimum=1)
+        if given < low:
+            raise ValueError(
+                f"max_replicas must be >= {low} (the quietest minute's fleet, the manifests' "
+                f"minReplicas), got {given}"
+            )
+        return given
+    return max(low + 1, replicas_needed(float(np.max(rate)), capacity, target))
+
+
 def plan(
     traffic,
     model: ReplicaModel | None = None,
@@ -180,6 +197,7 @@ def plan(
     quota: float = QUOTA,
     startup_min: int = EXAMPLE.startup_min,
     short_budget: float | None = None,
+    max_replicas: int | None = None,
     price_per_gpu_hour: float | None = None,
     name: str = "llm",
     metric_name: str | None = None,
@@ -256,7 +274,7 @@ def plan(
     enough = days_covered(rate, start_s) >= SCHEDULE_MIN_DAYS
     table = schedule(rate, mu, target, start_s) if enough else None
     low = max(1, replicas_needed(float(rate.min()), mu, target))
-    high = max(low + 1, 2 * replicas_needed(float(rate.max()), mu, target))
+    high = max_replicas_for(rate, mu, target, low, max_replicas)
     up, down = behavior(rate, mu, target, startup_min)
     mix = lengths.length_mix() if isinstance(lengths, TraceFile) else lengths
     measured = measured_replica(model, mix, point, n_requests=n_requests, seed=seed)
