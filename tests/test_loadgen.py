@@ -104,6 +104,42 @@ def test_ranks_average_ties():
     assert lg._ranks(np.array([10, 20, 20, 5])).tolist() == [2.0, 3.5, 3.5, 1.0]
 
 
+@pytest.mark.parametrize(
+    "x",
+    [
+        np.random.default_rng(1).integers(0, 40, 300).astype(float),  # counted
+        np.random.default_rng(2).integers(0, 4, 50).astype(float) * 2.5,  # halves: sorted
+        np.random.default_rng(3).integers(-5, 5, 80).astype(float),  # negatives: sorted
+        np.array([0.0, 2e7, 2e7, 3.0]),  # beyond MAX_TOKENS: sorted
+        np.array([7.0]),
+    ],
+)
+def test_ranks_follow_their_definition(x):
+    """Rank of x_i = 1 + #{x_j < x_i} + (#{x_j = x_i} − 1)/2, counted pair by pair, on
+    whole token counts (counted in one pass) and on values the counting path must leave to
+    the sort."""
+    below = (x[None, :] < x[:, None]).sum(axis=1)
+    equal = (x[None, :] == x[:, None]).sum(axis=1)
+    assert lg._ranks(x).tolist() == (1 + below + (equal - 1) / 2).tolist()
+
+
+def test_a_logs_length_mix_is_computed_once(monkeypatch):
+    """The planner asks a log for its mix in two places; on ten million requests each would
+    cost seconds."""
+    log = lg.read_trace(SAMPLE_LOG)
+    calls = []
+    real = lg.LengthMix.from_lengths.__func__
+    monkeypatch.setattr(
+        lg.LengthMix,
+        "from_lengths",
+        classmethod(lambda cls, *a, **k: calls.append(1) or real(cls, *a, **k)),
+    )
+    from replicaplan.planner.plan import plan
+
+    plan(log, n_requests=1000)
+    assert len(calls) == 1
+
+
 def test_length_mix_from_lengths_recovers_the_mix_it_was_drawn_from():
     p, o = lg.AZURE_CONVERSATION.sample(200_000, np.random.default_rng(0))
     fitted = lg.LengthMix.from_lengths(p, o)

@@ -48,7 +48,10 @@ class Metrics:
 
 
 class Controller(Protocol):
-    """Decides, every ``period_s``, how many replicas (ready + starting) the fleet should run."""
+    """Decides, every ``period_s``, how many replicas (ready + starting) the fleet should run.
+
+    A controller may name the ``Metrics`` signals it reads in ``reads``; a simulation then
+    leaves the others at zero instead of computing them. Without ``reads``, it gets them all."""
 
     period_s: float
 
@@ -87,6 +90,8 @@ class HPAOn:
             kind = "External" if name == "queue" else "Pods"
             specs.append((name, MetricSpec(kind, "AverageValue", float(value))))
         self.targets = dict(targets)
+        self.reads = tuple(self.targets)
+        """The signals ``decide`` reads (a simulation need not compute the others)."""
         self.specs = tuple(specs)
         self.hpa = HorizontalAutoscaler(target=specs[0][1].target, **kwargs)
         self.period_s = self.hpa.sync_s

@@ -536,6 +536,7 @@ class HorizontalAutoscaler:
     replicas: int = 1
     history: list = field(default_factory=list)
     events: list = field(default_factory=list)
+    _tolerances: tuple | None = field(default=None, init=False, repr=False, compare=False)
 
     def __post_init__(self):
         _check.positive("target", self.target)
@@ -549,12 +550,19 @@ class HorizontalAutoscaler:
 
     @property
     def tolerances(self) -> Tolerances:
-        """The behavior's per-direction tolerances where set, else the controller's default."""
-        down = self.down.tolerance if self.behavior and self.down.tolerance is not None else None
-        up = self.up.tolerance if self.behavior and self.up.tolerance is not None else None
-        return Tolerances(
-            self.tolerance if down is None else down, self.tolerance if up is None else up
-        )
+        """The behavior's per-direction tolerances where set, else the controller's default
+        (built again only when one of the fields it comes from has changed)."""
+        key = (self.tolerance, self.behavior, self.up, self.down)
+        if self._tolerances is None or self._tolerances[0] != key:
+            down = (
+                self.down.tolerance if self.behavior and self.down.tolerance is not None else None
+            )
+            up = self.up.tolerance if self.behavior and self.up.tolerance is not None else None
+            tol = Tolerances(
+                self.tolerance if down is None else down, self.tolerance if up is None else up
+            )
+            self._tolerances = (key, tol)
+        return self._tolerances[1]
 
     def propose(self, spec: MetricSpec, *, uniform=None, value=None) -> int:
         """The replicas one metric of ``spec.metrics`` asks for, with this autoscaler's
@@ -633,10 +641,15 @@ class HorizontalAutoscaler:
         return final
 
     def _forget(self, now: float) -> None:
+        """Drop the recommendations and changes no window can reach any more. Every reader
+        filters by time, so this only bounds the lists; they are rebuilt only when their oldest
+        entry has expired (they are appended in time order)."""
         keep = max(self.up.stabilization_s, self.down.stabilization_s, self.downscale_window_s)
-        self.history = [(t, r) for t, r in self.history if t > now - keep]
+        if self.history and self.history[0][0] <= now - keep:
+            self.history = [(t, r) for t, r in self.history if t > now - keep]
         longest = max([p.period_s for p in (*self.up.policies, *self.down.policies)], default=0)
-        self.events = [(t, d) for t, d in self.events if t > now - longest]
+        if self.events and self.events[0][0] <= now - longest:
+            self.events = [(t, d) for t, d in self.events if t > now - longest]
 
 
 def combine_proposals(proposals, current: int) -> int | None:

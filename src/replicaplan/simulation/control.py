@@ -131,41 +131,68 @@ def simulate_fleet(
     first = max(1, replicas_needed(float(rate[0]), mu)) if initial is None else initial
     fleet = Fleet(ready=_check.integer("initial", first, minimum=1), startup=startup_s)
     in_flight = replica.warm(float(rate[0])) if warm else 0.0
-    out = {k: [0.0] * n for k in ("ready", "paid", "in_flight", "waiting", "served")}
+    ready_s, paid_s, flight_s, waiting_s, served_s = ([0.0] * n for _ in range(5))
     per_s = [0.0] * n  # requests in flight per replica, each second (for the window)
+    # the signals that cost a computation are read only by a controller that asks for them
+    # (``reads``); one that does not say gets them all
+    reads = getattr(controller, "reads", None)
+    wants = {
+        name: reads is None or name in reads
+        for name in ("gpu_utilization", "kv_occupancy", "kv_tokens")
+    }
+    busy = replica.busy_requests
     next_sync = 0.0
     for t in range(n):
-        fleet.admit(t)
+        starting = fleet.starting
+        if starting and min(starting) <= t:
+            fleet.admit(t)
+            starting = fleet.starting
         ready = fleet.ready
         in_flight, served = advance(in_flight, arrivals[t], ready)
         per = in_flight / ready
-        waiting = max(0.0, in_flight - ready * B)
-        out["ready"][t], out["paid"][t] = ready, fleet.paid
-        out["in_flight"][t], out["waiting"][t] = in_flight, waiting
-        out["served"][t] = served
-        if metric_window_s:
-            per_s[t] = per
+        waiting = in_flight - ready * B
+        if waiting < 0.0:
+            waiting = 0.0
+        ready_s[t], paid_s[t] = ready, ready + len(starting)
+        flight_s[t], waiting_s[t], served_s[t] = in_flight, waiting, served
+        per_s[t] = per
         if t >= next_sync:
             next_sync += controller.period_s
             if metric_window_s:
                 first = max(0, t + 1 - metric_window_s)
                 seen = per_s[first : t + 1]
                 per_read = sum(seen) / len(seen)
-                tokens_read = float(np.mean(replica.kv_tokens(seen)))
             else:
-                per_read, tokens_read = per, float(replica.kv_tokens(per))
+                per_read = per
             m = Metrics(
                 now=float(t),
                 ready=ready,
-                starting=len(fleet.starting),
-                gpu_utilization=gpu_utilization(per, replica.busy_requests),
+                starting=len(starting),
+                gpu_utilization=gpu_utilization(per, busy) if wants["gpu_utilization"] else 0.0,
                 concurrency=per_read,
                 queue=waiting,
-                kv_occupancy=float(replica.kv_occupancy(min(per, B))),
-                kv_tokens=tokens_read,
+                kv_occupancy=(
+                    float(replica.kv_occupancy(min(per, B))) if wants["kv_occupancy"] else 0.0
+                ),
+                kv_tokens=(
+                    (
+                        float(np.mean(replica.kv_tokens(seen)))
+                        if metric_window_s
+                        else float(replica.kv_tokens(per))
+                    )
+                    if wants["kv_tokens"]
+                    else 0.0
+                ),
                 in_flight=in_flight,
             )
             fleet.resize(max(1, int(controller.decide(m))), t)
+    out = {
+        "ready": ready_s,
+        "paid": paid_s,
+        "in_flight": flight_s,
+        "waiting": waiting_s,
+        "served": served_s,
+    }
     # the counter as it read each second (the controller saw the same values at its syncs)
     out = {k: np.array(v, dtype=float) for k, v in out.items()}
     out["util"] = gpu_utilization(out["in_flight"] / out["ready"], replica.busy_requests)
