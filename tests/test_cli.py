@@ -248,7 +248,7 @@ def test_plan_writes_an_html_report(capsys, tmp_path):
 
 
 def test_a_replica_by_name_and_one_fitted_to_its_own_timings_agree(capsys):
-    sheet = ReplicaModel.from_hardware("llama-3-8b", "a100-80gb", batch=64)
+    sheet = ReplicaModel.from_hardware("llama-3-8b", "a100-80gb")
     tpot = [f"{b},{c},{float(sheet.step_s(b, b * c))!r}" for b, c in ((1, 500), (64, 2000))]
     ttft = [f"{p},{float(sheet.prefill_s(p))!r}" for p in (256, 2048)]
     base = ["plan", "--log", str(SAMPLE_LOG), "--json", "--model", "llama-3-8b"]
@@ -264,6 +264,35 @@ def test_a_replica_by_name_and_one_fitted_to_its_own_timings_agree(capsys):
     assert main(["plan", "--log", str(SAMPLE_LOG), "--json"]) == 0
     example = json.loads(capsys.readouterr().out)
     assert abs(example["mu_star_rps"] - by_name["mu_star_rps"]) > 0.5
+
+
+def test_the_command_builds_the_replica_python_builds(capsys):
+    """``--model llama-3-8b --gpu a100-80gb`` without --batch is
+    ``ReplicaModel.from_hardware("llama-3-8b", "a100-80gb")``: vLLM's 256 sequences on an A100,
+    the same mu* and the same bound in both (they once differed: 64 on the command line)."""
+    from replicaplan.planner.plan import plan
+
+    assert (
+        main(
+            [
+                "plan",
+                "--log",
+                str(SAMPLE_LOG),
+                "--json",
+                "--model",
+                "llama-3-8b",
+                "--gpu",
+                "a100-80gb",
+            ]
+        )
+        == 0
+    )
+    by_command = json.loads(capsys.readouterr().out)
+    model = ReplicaModel.from_hardware("llama-3-8b", "a100-80gb")
+    assert model.batch == 256
+    in_python = plan(lg.read_trace(SAMPLE_LOG), model)
+    assert by_command["mu_star_rps"] == in_python.point.mu_star
+    assert by_command["hpa"]["spec"]["maxReplicas"] == in_python.max_replicas
 
 
 def test_a_gpu_spelled_out_equals_the_named_one(capsys):

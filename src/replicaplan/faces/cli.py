@@ -240,7 +240,7 @@ def _base_replica(args: argparse.Namespace):
     """The replica the plan sizes: the running example, a datasheet, or a fit to measurements."""
     from dataclasses import replace
 
-    from replicaplan.serving.replica import TOKEN_BUDGET, ReplicaModel
+    from replicaplan.serving.replica import DEFAULT_BATCH, TOKEN_BUDGET, ReplicaModel
 
     for option, value, top in (("--gpus", args.gpus, MAX_GPUS), ("--batch", args.batch, MAX_BATCH)):
         if value is not None and not 1 <= value <= top:
@@ -254,7 +254,7 @@ def _base_replica(args: argparse.Namespace):
         # the example's replica with another batch cap; the token budget at least the batch
         return replace(ReplicaModel(), batch=args.batch, token_budget=max(TOKEN_BUDGET, args.batch))
     args.gpus = args.gpus or 1
-    args.batch = args.batch or 64
+    args.batch = args.batch or DEFAULT_BATCH  # as ReplicaModel.from_hardware
     if not args.model:
         raise ValueError("--model is required with --gpu, --tpot-point or --ttft-point")
     shape = _hardware("model", args.model)
@@ -858,7 +858,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--batch",
         type=int,
         default=None,
-        help=f"batch cap B (max_num_seqs), 1 to {MAX_BATCH} (default: 64)",
+        help=f"batch cap B (max_num_seqs), 1 to {MAX_BATCH} (default: 64 for the running "
+        "example, 256 as vLLM for a replica built from --model and --gpu or measurements)",
     )
     pl.add_argument(
         "--token-budget",

@@ -69,6 +69,10 @@ TOKEN_BUDGET = 2048
 70 GiB), ``EngineArgs.get_batch_defaults`` in vllm/engine/arg_utils.py (8,192 on an H100): the
 most tokens one step carries."""
 
+DEFAULT_BATCH = 256
+"""vLLM's default ``max_num_seqs`` for its OpenAI server on an A100
+(``EngineArgs.get_batch_defaults``, beside the token budget): the batch cap of a replica built
+from a datasheet, by ``ReplicaModel.from_hardware`` and by the command line alike."""
 WATERMARK = 0.01
 """vLLM's default admission watermark: the share of KV-cache blocks an admission keeps free
 (``watermark=0.01`` of ``BlockSpaceManager``, vllm/core/block_manager.py)."""
@@ -419,7 +423,7 @@ class ReplicaModel:
         gpu: GPU | str,
         *,
         gpus: int = 1,
-        batch: int = 256,
+        batch: int = DEFAULT_BATCH,
         bandwidth_efficiency: float = 0.7,
         prefill_efficiency: float = PREFILL_EFFICIENCY,
         step_floor_s: float = 0.0,
