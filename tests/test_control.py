@@ -117,3 +117,37 @@ def test_utilization_against_concurrency_on_steady_traffic():
     assert on_util.ready[-600:].mean() > 2 * steady
     with pytest.raises(ValueError, match="utilization_target"):
         utilization_against_concurrency(np.full(60, 1.0), utilization_target=1.5)
+
+
+class _Watching:
+    """A fixed fleet that records what it is shown (``reads`` as given, or none at all)."""
+
+    period_s = 15.0
+
+    def __init__(self, reads=None):
+        if reads is not None:
+            self.reads = reads
+        self.seen = []
+
+    def decide(self, m):
+        self.seen.append(m)
+        return 3
+
+
+def test_a_controller_gets_the_signals_it_reads_and_the_same_values():
+    """One that names what it reads gets those, computed as for one that names nothing, and
+    zeros for the rest (which the loop then need not compute)."""
+    rate = np.full(600, 0.6 * 3 * FluidReplica().capacity_rps)
+    every, some = _Watching(), _Watching(reads=("concurrency", "kv_tokens"))
+    for c in (every, some):
+        simulate_fleet(rate, c, initial=3, seed=2, metric_window_s=60)
+    assert len(every.seen) == len(some.seen) == 40
+    for a, b in zip(every.seen, some.seen, strict=True):
+        assert a.gpu_utilization > 0.5 and b.gpu_utilization == 0.0
+        assert (b.concurrency, b.kv_tokens, b.in_flight) == (
+            a.concurrency,
+            a.kv_tokens,
+            a.in_flight,
+        )
+        assert a.kv_tokens > 0
+    assert HPAOn({"kv_tokens": 1000.0, "queue": 5.0}).reads == ("kv_tokens", "queue")
