@@ -186,15 +186,13 @@ def simulate_fleet(
                 in_flight=in_flight,
             )
             fleet.resize(max(1, int(controller.decide(m))), t)
-    out = {
-        "ready": ready_s,
-        "paid": paid_s,
-        "in_flight": flight_s,
-        "waiting": waiting_s,
-        "served": served_s,
-    }
+    series = zip(
+        ("ready", "paid", "in_flight", "waiting", "served"),
+        (ready_s, paid_s, flight_s, waiting_s, served_s),
+        strict=True,
+    )
+    out = {name: np.array(values, dtype=float) for name, values in series}
     # the counter as it read each second (the controller saw the same values at its syncs)
-    out = {k: np.array(v, dtype=float) for k, v in out.items()}
     out["util"] = gpu_utilization(out["in_flight"] / out["ready"], replica.busy_requests)
     return FleetRun(
         rate=rate,
