@@ -143,46 +143,40 @@ def simulate_fleet(
     busy = replica.busy_requests
     next_sync = 0.0
     for t in range(n):
-        starting = fleet.starting
-        if starting and min(starting) <= t:
-            fleet.admit(t)
-            starting = fleet.starting
+        fleet.admit(t)
         ready = fleet.ready
         in_flight, served = advance(in_flight, arrivals[t], ready)
         per = in_flight / ready
         waiting = in_flight - ready * B
         if waiting < 0.0:
             waiting = 0.0
-        ready_s[t], paid_s[t] = ready, ready + len(starting)
+        ready_s[t], paid_s[t] = ready, fleet.paid
         flight_s[t], waiting_s[t], served_s[t] = in_flight, waiting, served
         per_s[t] = per
         if t >= next_sync:
             next_sync += controller.period_s
-            if metric_window_s:
-                first = max(0, t + 1 - metric_window_s)
-                seen = per_s[first : t + 1]
-                per_read = sum(seen) / len(seen)
-            else:
-                per_read = per
+            seen = per_s[max(0, t + 1 - metric_window_s) : t + 1] if metric_window_s else None
+            per_read = sum(seen) / len(seen) if metric_window_s else per
+            utilization = occupancy = tokens = 0.0
+            if wants["gpu_utilization"]:
+                utilization = gpu_utilization(per, busy)
+            if wants["kv_occupancy"]:
+                occupancy = float(replica.kv_occupancy(min(per, B)))
+            if wants["kv_tokens"]:
+                tokens = (
+                    float(np.mean(replica.kv_tokens(seen)))
+                    if metric_window_s
+                    else float(replica.kv_tokens(per))
+                )
             m = Metrics(
                 now=float(t),
                 ready=ready,
-                starting=len(starting),
-                gpu_utilization=gpu_utilization(per, busy) if wants["gpu_utilization"] else 0.0,
+                starting=len(fleet.starting),
+                gpu_utilization=utilization,
                 concurrency=per_read,
                 queue=waiting,
-                kv_occupancy=(
-                    float(replica.kv_occupancy(min(per, B))) if wants["kv_occupancy"] else 0.0
-                ),
-                kv_tokens=(
-                    (
-                        float(np.mean(replica.kv_tokens(seen)))
-                        if metric_window_s
-                        else float(replica.kv_tokens(per))
-                    )
-                    if wants["kv_tokens"]
-                    else 0.0
-                ),
+                kv_occupancy=occupancy,
+                kv_tokens=tokens,
                 in_flight=in_flight,
             )
             fleet.resize(max(1, int(controller.decide(m))), t)

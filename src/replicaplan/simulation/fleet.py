@@ -33,12 +33,12 @@ class Fleet:
         return self.ready + len(self.starting)
 
     def admit(self, now: float) -> None:
-        """Move the replicas whose start-up has finished by ``now`` into the ready count."""
-        if self.starting:
+        """Move the replicas whose start-up has finished by ``now`` into the ready count (a
+        closed loop calls it every second; most seconds, none is due)."""
+        if self.starting and min(self.starting) <= now:
             done = sum(1 for when in self.starting if when <= now)
-            if done:
-                self.ready += done
-                self.starting = [when for when in self.starting if when > now]
+            self.ready += done
+            self.starting = [when for when in self.starting if when > now]
 
     def resize(self, want: int, now: float) -> None:
         """Run ``want`` replicas (ready + starting) from ``now`` on.
