@@ -390,7 +390,7 @@ def _plan_of(args: argparse.Namespace, traffic, lengths, model, price):
         )
     except ValueError as err:  # the one bound that depends on the log: named by its flag
         if str(err).startswith("max_replicas"):
-            raise ValueError(f"--max-replicas{str(err)[len('max_replicas') :]}") from None
+            raise ValueError(str(err).replace("max_replicas", "--max-replicas", 1)) from None
         raise
 
 
