@@ -29,6 +29,7 @@ class _Request:
         "preempted",
         "rejected",
         "left",
+        "need",
     )
 
     def __init__(self, index, arrival, prompt, output, user=None):
@@ -40,6 +41,7 @@ class _Request:
         self.preempted = 0
         self.rejected = False
         self.left = 0  # prompt tokens still to compute (chunked prefill)
+        self.need = 0  # the position its prefill ends at (chunked prefill)
 
 
 class SimpyReplica:
@@ -52,9 +54,7 @@ class SimpyReplica:
 
     def submit(self, request):
         self.requests.append(request)
-        room = self.model.kv_capacity_tokens - int(
-            self.model.watermark * self.model.kv_capacity_tokens
-        )
+        room = self.model.kv_capacity_tokens - self.model.watermark_tokens
         if request.prompt + request.output > room:
             request.rejected = True  # could never fit the cache
             request.first = request.end = self.env.now
@@ -72,7 +72,7 @@ class SimpyReplica:
             return
         env, model, B = self.env, self.model, self.model.batch
         K, budget = model.kv_capacity_tokens, model.token_budget
-        room = K - int(model.watermark * K)
+        room = K - model.watermark_tokens
         running, completed, cached = [], 0, 0
 
         def complete(r):
@@ -89,7 +89,7 @@ class SimpyReplica:
                 yield self.wakeup
                 continue
             # a prefill pass over the waiting prompts that fit the budget, the batch and the cache
-            taken, tokens, work = [], 0, 0
+            taken, tokens, work, attended = [], 0, 0, 0
             while self.queue and len(running) + len(taken) < B:
                 r = self.queue[0]
                 need = r.prompt + r.done_tokens
@@ -101,8 +101,10 @@ class SimpyReplica:
                 taken.append(self.queue.popleft())
                 tokens += need
                 work += compute
+                # it computes positions need - compute + 1 ... need, each attending to its own
+                attended += sum(range(need - compute + 1, need + 1))
             if taken:
-                yield env.timeout(float(model.prefill_pass_s(work)))
+                yield env.timeout(float(model.prefill_pass_s(work, attended)))
                 cached += tokens
                 for r in taken:
                     r.done_tokens += 1
@@ -135,7 +137,7 @@ class SimpyReplica:
         """One simpy timeout per step: every decode one token, then prompt chunks in the budget."""
         env, model, B = self.env, self.model, self.model.batch
         K, budget = model.kv_capacity_tokens, model.token_budget
-        room = K - int(model.watermark * K)
+        room = K - model.watermark_tokens
         admitted, completed, cached = [], 0, 0  # admitted: in admission order
 
         def complete(r):
@@ -175,13 +177,19 @@ class SimpyReplica:
                     break
                 self.queue.popleft()
                 cached += need
+                r.need = need
                 r.left = max(need - math.floor(model.prefix_hit * r.prompt), 1)
                 admitted.append(r)
                 take = min(r.left, budget_left)
                 chunks.append((r, take))
                 budget_left -= take
             prefill = sum(take for _, take in chunks)
-            yield env.timeout(float(model.step_s(len(decoding), cached, prefill)))
+            # a chunk computes the next ``take`` positions of its prompt, each attending to all
+            # positions up to its own
+            attended = sum(
+                sum(range(r.need - r.left + 1, r.need - r.left + take + 1)) for r, take in chunks
+            )
+            yield env.timeout(float(model.step_s(len(decoding), cached, prefill, attended)))
             for r in decoding:  # one token for each decoding sequence
                 r.done_tokens += 1
                 cached += 1

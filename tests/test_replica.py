@@ -17,13 +17,20 @@ def test_calibration_of_the_running_example():
     assert m.tpot(64) == pytest.approx(0.025)  # 25 ms at 64 sequences
     assert 64 / m.tpot(64) == pytest.approx(2560)  # 2,560 tokens/s
     assert m.raw_capacity_rps(320) == pytest.approx(8.0)  # μ ≈ 8 req/s
-    # each 1,000-token prompt's pass (32 ms) holds up the batch: 64/(320·0.025 + 64·0.032)
-    assert m.raw_capacity_rps(320, 1000) == pytest.approx(64 / (8.0 + 64 * 0.032))
+    # each 1,000-token prompt's compute holds up the batch: 32 ms of linear layers (2 × 8e9
+    # FLOP a token at 0.5 PFLOP/s) and its attention, each token over the 1 ... 1,000 before it
+    # (4 × 32 layers × 4,096 FLOP a pair, 500,500 pairs): 64/(320·0.025 + 64·(0.032 + 0.000525))
+    attention = 4 * 32 * 4096 * 500_500 / 0.5e15
+    assert attention == pytest.approx(0.000525, rel=1e-3)
+    assert m.raw_capacity_rps(320, 1000) == pytest.approx(64 / (8.0 + 64 * (0.032 + attention)))
     assert m.tpot(1) < m.tpot(32) < m.tpot(64)  # the roofline: more KV, slower
     # weights alone: 16 GB per step at the achieved bandwidth, 43.7 % of the 3 TB/s peak
     assert m.tpot(0) == pytest.approx(16e9 / m.bandwidth)
     assert m.bandwidth / 3e12 == pytest.approx((16e9 + 64 * 2000 * 131072) / 0.025 / 3e12)
-    assert m.prefill_s(1000) == pytest.approx(2 * 8e9 * 1000 / (0.5 * 1e15))
+    # a lone 1,000-token pass: its arithmetic (32 ms) outlasts the weights' read (12.2 ms)
+    assert m.prefill_s(1000) == pytest.approx(2 * 8e9 * 1000 / (0.5 * 1e15) + attention)
+    # a 50-token one is the read: 16 GB at the achieved bandwidth, plus its small attention
+    assert m.prefill_s(50) == pytest.approx(16e9 / m.bandwidth + 4 * 32 * 4096 * 1275 / 0.5e15)
     # the running example is the datasheet constructor's replica of its 8 B model and GPU
     built = ReplicaModel.from_hardware(
         "example-8b",
@@ -31,6 +38,9 @@ def test_calibration_of_the_running_example():
         batch=64,
         bandwidth_efficiency=m.bandwidth / 3e12,
         prefill_efficiency=0.5,  # the source's; datasheet replicas default to 0.64
+        token_budget=2048,
+        step_floor_s=0.0,  # the source's step has no floor; datasheet replicas pay one
+        seq_step_s=0.0,
     )
     assert built == m
 
@@ -191,6 +201,7 @@ UNIT = dict(
     batch=4,
     token_budget=100,
     chunked_prefill=False,
+    attention_width=0.0,
 )
 # the same with chunked prefill: every step, whatever it carries, lasts 1 s
 CHUNKED = {**UNIT, "chunked_prefill": True, "prefill_floor_s": 0.0}
@@ -270,16 +281,20 @@ def test_decodes_go_first_and_prompts_take_what_is_left_of_the_budget():
 
 def test_a_chunked_step_costs_its_bytes_and_its_prompt_compute():
     m = ReplicaModel()
-    # 10 decodes holding 20,000 tokens plus a 500-token chunk of a prompt whose 800 tokens
-    # are already counted in the cache
-    bytes_s = (m.weight_bytes + 20_800 * m.kv_bytes_per_token) / m.bandwidth
-    compute_s = 2 * m.params * 500 / m.prefill_flops
-    assert m.step_s(10, 20_800, 500) == pytest.approx(bytes_s + compute_s)
-    # an idle replica's first token, one chunk: weights, the prompt's own cache, its compute
+    # 10 decodes holding 20,000 tokens plus a 500-token chunk (positions 301 to 800) of a
+    # prompt whose 800 tokens are already counted in the cache: the linear layers over 510
+    # tokens take 16.3 ms of arithmetic (2 × 8e9 × 510 FLOP at 0.5 PFLOP/s), longer than the
+    # 12.2 ms read of 16 GB at 1.31 TB/s; then the cache's read, then the chunk's attention
+    linear_s = 2 * 8e9 * 510 / 0.5e15
+    assert linear_s > 16e9 / m.bandwidth
+    cache_s = 20_800 * 131_072 / m.bandwidth
+    positions = sum(range(301, 801))
+    attention_s = 4 * 32 * 4096 * positions / 0.5e15
+    assert m.step_s(10, 20_800, 500, positions) == pytest.approx(linear_s + cache_s + attention_s)
+    # an idle replica's first token, one chunk of 800: the arithmetic of 800 tokens, the
+    # prompt's own cache, its attention over positions 1 to 800
     tr = simulate_open(m, [0.0], [800], [2])
-    expected = (m.weight_bytes + 800 * m.kv_bytes_per_token) / m.bandwidth + 2 * m.params * 800 / (
-        m.prefill_flops
-    )
+    expected = (2 * 8e9 * 800 + 4 * 32 * 4096 * 320_400) / 0.5e15 + 800 * 131_072 / m.bandwidth
     assert tr.first_token[0] == pytest.approx(expected)
 
 
@@ -309,30 +324,79 @@ def test_decode_step_reads_the_context_actually_held():
 
 
 def test_from_hardware_on_datasheets():
-    # Llama-3-70B in bf16 (141 GB) does not fit one 80 GiB A100; on two, the cache holds what
-    # 0.9 × 160 GiB (154.6 GB) leaves after the weights, at 320 KiB a token (80 layers, 8 KV
-    # heads of 128): 40,950 tokens, where 0.9 × 160 GB would have left 8,544
+    # Llama-3-70B in bf16 (141.2 GB) does not fit one 80 GiB A100; on two, each GPU keeps for
+    # its cache 0.9 × 80 GiB less half the weights, vLLM's 3.58 GiB of non-torch memory with
+    # tensor parallelism and the activations of a 2,048-token profiling step (1.26 GiB for
+    # 8,192 tokens of a 4,096-wide model, so 1.26/4 × 8,192/4,096 GiB, split over the two):
+    # 2.53 GB a GPU, at 160 KiB a token per GPU (80 layers, 4 of the 8 KV heads of 128)
     with pytest.raises(ValueError, match="gpus"):
         ReplicaModel.from_hardware("llama-3-70b", "a100-80gb")
     two = ReplicaModel.from_hardware("llama-3-70b", "a100-80gb", gpus=2)
+    gib = 2**30
+    per_gpu = 0.9 * 80 * gib - 141.2e9 / 2 - 3.58 * gib - 1.26 * gib / 4 * 2 / 2
+    assert per_gpu == pytest.approx(2.53e9, rel=2e-3)
     assert two.kv_bytes_per_token == 2 * 80 * 8 * 128 * 2
-    assert two.kv_capacity_tokens == (0.9 * 160 * 2**30 - 141.2e9) // (2 * 80 * 8 * 128 * 2)
-    assert two.kv_capacity_tokens == 40_950
+    assert two.kv_capacity_tokens == (2 * per_gpu) // (2 * 80 * 8 * 128 * 2)
+    assert two.batch == 256 and two.token_budget == 2048  # vLLM's defaults on an A100
     assert two.prefill_flops == pytest.approx(2 * 312e12 * 0.64)
     assert two.bandwidth == pytest.approx(2 * 2.039e12 * 0.7)
-    # two all-reduces per layer: 2 × 80 × (10 µs + 2·(1/2)·8192·2 bytes·b / 300 GB/s)
-    assert two.comm_fixed_s == pytest.approx(2 * 80 * 10e-6)
+    # two all-reduces per layer: 2 × 80 × (30 µs + 2·(1/2)·8192·2 bytes·T / 300 GB/s)
+    assert two.comm_fixed_s == pytest.approx(2 * 80 * 30e-6)
     assert two.comm_per_sequence_s == pytest.approx(2 * 80 * 8192 * 2 / 300e9)
-    one = ReplicaModel.from_hardware("llama-3-8b", "a100-80gb")
+    one = ReplicaModel.from_hardware("llama-3-8b", "a100-80gb", step_floor_s=0, seq_step_s=0)
     assert one.comm_fixed_s == 0 and one.step_s(1, 0) == pytest.approx(16.06e9 / (0.7 * 2.039e12))
+    # vLLM V1's defaults on the large cards: 1,024 sequences and 8,192 tokens a step
+    h100 = ReplicaModel.from_hardware("llama-3-8b", "h100-sxm")
+    assert (h100.batch, h100.token_budget) == (1024, 8192)
+
+
+def test_the_cache_as_vllm_profiles_it():
+    # vLLM's own memory profile of Llama-3-8B on one H100 (PR #10511): 0.90 × 79.22 GiB =
+    # 71.29 GiB; weights 14.96 GiB, non-torch 1.79 GiB, activation peak 1.26 GiB (8,192 tokens);
+    # 53.29 GiB left for the cache. On two GPUs: 7.48 GiB of weights and 3.58 of non-torch each
+    from replicaplan.serving.replica import GPUS, MODELS, kv_cache_bytes_per_gpu
+
+    shape, h100 = MODELS["llama-3-8b"], GPUS["h100-sxm"]
+    one = kv_cache_bytes_per_gpu(shape, h100, 1, 0.9, 8192) / 2**30
+    assert one == pytest.approx(53.29, abs=0.01)
+    two = kv_cache_bytes_per_gpu(shape, h100, 2, 0.9, 8192) / 2**30
+    assert two == pytest.approx(71.29 - 7.48 - 3.58 - 1.26 / 2, abs=0.01)
+    # FP8 weights and cache: half the weights' bytes, twice the tokens per byte
+    bf16 = ReplicaModel.from_hardware("llama-3-8b", "h100-sxm")
+    fp8 = ReplicaModel.from_hardware("llama-3-8b", "h100-sxm", dtype="fp8")
+    assert fp8.weight_bytes == bf16.weight_bytes / 2
+    assert fp8.kv_bytes_per_token == bf16.kv_bytes_per_token / 2
+    assert fp8.prefill_flops == pytest.approx(1979e12 * 0.64)  # the H100's FP8 tensor cores
+    # an A100 has none: FP8 weights are stored in 8 bits and multiplied at the 16-bit rate
+    a100 = ReplicaModel.from_hardware("llama-3-8b", "a100-80gb", dtype="fp8")
+    assert a100.prefill_flops == pytest.approx(312e12 * 0.64)
+    with pytest.raises(ValueError, match="dtype"):
+        ReplicaModel.from_hardware("llama-3-8b", "h100-sxm", dtype="int3")
+
+
+def test_decode_turns_compute_bound_past_the_ridge():
+    # Llama-3-8B in FP8 on an H100: a step's linear layers read 8.03 GB (3.42 ms at 2.345 TB/s)
+    # or compute 2 × 8.03e9 FLOP a token at 1,267 TFLOP/s (12.7 µs): the arithmetic wins past
+    # 270 sequences, and from there a step grows by 12.7 µs a sequence whatever the bandwidth,
+    # which is why an H200 (4.8 TB/s) decodes large batches no faster than an H100
+    h100 = ReplicaModel.from_hardware("llama-3-8b", "h100-sxm", dtype="fp8", seq_step_s=0.0)
+    h200 = ReplicaModel.from_hardware("llama-3-8b", "h200-sxm", dtype="fp8", seq_step_s=0.0)
+    read = 8.03e9 / (3.35e12 * 0.7)
+    per_token = 2 * 8.03e9 / (1979e12 * 0.64)
+    assert read / per_token == pytest.approx(270.06, rel=1e-3)
+    for b in (512, 1024):
+        assert float(h100.step_s(b, 0)) == pytest.approx(h100.step_floor_s + b * per_token)
+        assert float(h200.step_s(b, 0)) == pytest.approx(float(h100.step_s(b, 0)))
+    assert float(h200.step_s(16, 0)) < float(h100.step_s(16, 0))  # memory-bound: H200 wins
 
 
 def test_fit_recovers_a_known_server():
     true = ReplicaModel.from_hardware(
-        "llama-3-8b", "a100-80gb", step_floor_s=0.004, prefill_floor_s=0.02
+        "llama-3-8b", "a100-80gb", step_floor_s=0.004, prefill_floor_s=0.02, seq_step_s=0.0
     )
+    # decode steps below the compute-bound batch, prompts long enough to be compute-bound
     tpot = [(b, 1000, float(true.step_s(b, b * 1000))) for b in (1, 16, 64)]
-    ttft = [(p, float(true.prefill_pass_s(p))) for p in (128, 1024, 4096)]
+    ttft = [(p, float(true.prefill_pass_s(p))) for p in (1024, 2048, 4096)]
     with pytest.warns(FitNote, match="t_seq cannot be told"):  # one context: no t_seq
         fitted = ReplicaModel.fit("llama-3-8b", tpot=tpot, ttft=ttft)
     assert fitted.seq_step_s == 0
@@ -351,9 +415,15 @@ def three_term_step(b, ctx, floor=0.003, bandwidth=1.5e12, t_seq=40e-6):
     return floor + (L3_WEIGHTS + b * ctx * L3_KV) / bandwidth + b * t_seq
 
 
+def known_prefill(p, floor=0.01, flops=2e14):
+    """A known server's prefill pass: floor + (2 N_p p + 4 d_att p(p + 1)/2) / FLOP/s, d_att =
+    32 layers × 4,096 for Llama-3-8B."""
+    return floor + (2 * 8.03e9 * p + 2 * 32 * 4096 * p * (p + 1)) / flops
+
+
 def test_fit_recovers_three_terms_from_a_grid():
     grid = [(b, c, three_term_step(b, c)) for b in (1, 8, 32, 128) for c in (256, 1024, 4096)]
-    ttft = [(p, 0.01 + 2 * 8.03e9 * p / 2e14) for p in (256, 1024, 4000)]
+    ttft = [(p, known_prefill(p)) for p in (256, 1024, 4000)]
     fitted, notes = ReplicaModel.fit_notes("llama-3-8b", tpot=grid, ttft=ttft)
     assert notes == []
     assert fitted.step_floor_s == pytest.approx(0.003, rel=1e-6)
@@ -375,7 +445,7 @@ def test_a_floor_within_noise_of_zero_is_clamped_with_a_note():
     tpot = [
         (b, c, three_term_step(b, c, floor=0.0) * z) for (b, c), z in zip(grid, noise, strict=True)
     ]
-    ttft = [(p, 2 * 8.03e9 * p / 2e14) for p in (256, 1024, 4000)]
+    ttft = [(p, known_prefill(p, floor=0.0)) for p in (256, 1024, 4000)]
     fitted, notes = ReplicaModel.fit_notes("llama-3-8b", tpot=tpot, ttft=ttft)
     assert len(notes) == 1 and "step floor" in notes[0] and "within noise" in notes[0]
     assert fitted.step_floor_s == 0 and fitted.prefill_floor_s == pytest.approx(0, abs=1e-12)

@@ -1,3 +1,4 @@
+import numpy as np
 import pytest
 import sympy as sp
 
@@ -94,3 +95,38 @@ def test_decode_step_floor_of_the_running_example():
     assert rf.mbu(16e9, kv, floor, 3e12) == pytest.approx(1.0)
     with pytest.raises(ValueError, match="peak_bandwidth"):
         rf.decode_step_floor(16e9, kv, 0)
+
+
+def test_the_step_the_engine_runs_is_the_derived_expression():
+    # the sympy step, evaluated at random points, against ReplicaModel.step_s on one GPU
+    import sympy as sp
+
+    from replicaplan.core import symbols as s
+    from replicaplan.serving.replica import ReplicaModel
+    from replicaplan.serving.roofline import decode_crossover_expression, step_expression
+
+    args = (s.t_0, s.t_seq, s.b, s.P_tok, s.C_ctx, s.A_att, s.N_p, s.M_w, s.m_kv)
+    args += (s.F_ach, s.B_ach, s.d_att)
+    step = sp.lambdify(args, step_expression(), "math")
+    rng = np.random.default_rng(0)
+    for _ in range(50):
+        m = ReplicaModel(
+            weight_bytes=float(rng.uniform(1e9, 2e11)),
+            params=float(rng.uniform(1e9, 1e11)),
+            kv_bytes_per_token=float(rng.uniform(1e4, 1e6)),
+            bandwidth=float(rng.uniform(1e12, 5e12)),
+            prefill_flops=float(rng.uniform(1e14, 2e15)),
+            step_floor_s=float(rng.uniform(0, 2e-3)),
+            seq_step_s=float(rng.uniform(0, 5e-5)),
+            attention_width=float(rng.uniform(1e4, 1e6)),
+            batch=4096,
+            token_budget=8192,
+        )
+        b, p, c, a = (float(x) for x in rng.integers(0, 4000, 4))
+        expected = step(
+            m.step_floor_s, m.seq_step_s, b, p, c, a, m.params, m.weight_bytes,
+            m.kv_bytes_per_token, m.prefill_flops, m.bandwidth, m.attention_width,
+        )  # fmt: skip
+        assert float(m.step_s(b, c, p, a)) == pytest.approx(expected, rel=1e-12)
+    # the crossover: the arithmetic of b sequences equals the weights' read
+    assert sp.simplify(decode_crossover_expression() - s.M_w * s.F_ach / (2 * s.N_p * s.B_ach)) == 0

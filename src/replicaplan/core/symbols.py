@@ -79,6 +79,16 @@ n_kv = _positive(r"n_{\text{kv}}")  # key/value heads
 d_head = _positive(r"d_{\text{head}}")  # values per head
 s_value = _positive(r"s_{\text{value}}")  # bytes per cached value
 
+# --- the engine's step (replica)
+F_ach = _positive(r"F_{\text{ach}}")  # FLOP/s a step's matrix products achieve
+B_ach = _positive(r"B_{\text{ach}}")  # bytes/s a step's reads achieve
+t_0 = _positive("t_0")  # floor of a step
+t_seq = _positive(r"t_{\text{seq}}")  # time per decoded sequence
+d_att = _positive(r"d_{\text{att}}")  # layers x hidden: attention FLOP are 4 d_att a pair
+P_tok = sp.Symbol("P", nonnegative=True)  # prompt tokens a step carries
+C_ctx = sp.Symbol("C", nonnegative=True)  # tokens of cache a step reads
+A_att = sp.Symbol("A", nonnegative=True)  # positions the step's prompt tokens attend to
+
 
 def lambdify_once(args: tuple, expression: sp.Expr):
     """A numeric function of ``args`` that evaluates ``expression``, with the book's rounding.

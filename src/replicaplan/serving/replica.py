@@ -3,15 +3,25 @@
 The model
 ---------
 Up to ``batch`` sequences run together (vLLM's ``max_num_seqs``); their KV cache must fit in
-``kv_capacity_tokens``. Every engine step reads the weights once and the KV cache of every
-sequence it carries, computes the prompt tokens it carries, and lasts
+``kv_capacity_tokens``. An engine step carries T = b + P tokens (one for each of the b sequences
+it decodes, P of prompts) and runs three kinds of kernel one after the other:
 
-    step(b, C, P) = step_floor + (M_w + C · m_kv) / B_ach + 2 N_p · P / F_ach + comm(b + P)
-                    + b · t_seq,
+    step(b, C, P, A) = t_0 + b · t_seq + comm(T)                        fixed work
+                       + max(2 N_p T / F_ach,  M_w / B_ach)             the linear layers
+                       + C · max(m_kv / B_ach,  4 d_att / F_ach)       attention over the cache
+                       + 4 d_att A / F_ach                              attention of the prompts
 
-b the sequences it decodes, C the tokens of context they hold, P the prompt tokens it prefills
-(comm is the all-reduce time of tensor parallelism over the step's tokens, zero on one GPU, see
-``from_hardware``; t_seq the time per decoded sequence at fixed bytes, measured by ``fit``).
+The linear layers read every weight once and do 2 N_p FLOP per token, so they take whichever is
+longer: the read (a decode step of few sequences) or the arithmetic (a large batch, a prompt);
+attention reads the C tokens of cache the step's sequences hold and is memory-bound for every
+model here (4 d_att FLOP per token of cache against m_kv bytes: about 4 FLOP/byte for
+Llama-3-8B, where the GPUs' ridge is 100 or more); the prompts' attention is arithmetic over A,
+the sum over the step's prompt tokens of the positions each attends to. t_0 is the step's floor
+(launches, scheduling, sampling), t_seq the CPU and sampling time per decoded sequence, and comm
+the all-reduces of tensor parallelism over the step's tokens (zero on one GPU, see
+``from_hardware``). ``step_expression`` derives it, and ``decode_crossover_expression`` the batch
+at which decode turns compute-bound.
+
 The engine schedules in one of two ways:
 
 * **chunked prefill** (``chunked_prefill=True``, the default, as in vLLM V1, SGLang and
@@ -23,16 +33,18 @@ The engine schedules in one of two ways:
   decode one token, a partial prefill ``min(its remaining tokens, the budget left)``), then the
   waiting ones while the budget lasts. A prompt's first token appears at the end of the step
   that computes its last chunk;
-* **separate passes** (``chunked_prefill=False``, vLLM V0's default): a **prefill pass** takes
-  the waiting prompts in arrival order while they fit the token budget (a prompt larger than it
-  runs alone), the batch and the free cache, lasting ``prefill_floor + 2 N_p · P / F_ach``, and
-  stamps each request's first token when it ends; otherwise a **decode step** (P = 0) advances
-  every running sequence by one token.
+* **separate passes** (``chunked_prefill=False``, vLLM V0's default, removed with V0 in vLLM
+  0.11): a **prefill pass** takes the waiting prompts in arrival order while they fit the token
+  budget (a prompt larger than it runs alone), the batch and the free cache, lasting
+  ``prefill_pass_s`` (the step above with b = 0 and its own floor), and stamps each request's
+  first token when it ends; otherwise a **decode step** (P = 0) advances every running sequence
+  by one token.
 
 A request is admitted while the batch has room and its prompt (and what it had produced, if it
-was preempted) plus one token fits the free cache with a **watermark** of ``watermark`` of the
-cache kept free (vLLM's ``BlockSpaceManager.can_allocate`` keeps ``watermark`` = 1 % of the
-blocks, vllm/core/block_manager.py), so that an admission does not overflow the next step. When
+was preempted) plus one token fits the free cache. vLLM V0 also kept a **watermark** of 1 % of
+the blocks free at every admission (``BlockSpaceManager.can_allocate``, vllm/core/block_manager.py);
+V1's ``KVCacheManager`` keeps none, so the watermark is 0 with chunked prefill and V0's 1 % with
+separate passes unless ``watermark`` says otherwise. When
 the next step would still overflow the cache, the newest running sequence is **preempted**: its
 cache is dropped and it goes back to the head of the queue, to be prefilled again over its prompt
 and the tokens it had produced (vLLM's recompute preemption). A request whose prompt and answer
@@ -64,18 +76,43 @@ from replicaplan.core import _check
 from replicaplan.core.example import EXAMPLE
 from replicaplan.serving import roofline
 
+GiB = 2**30
+
 TOKEN_BUDGET = 2048
-"""vLLM's default ``max_num_batched_tokens`` for its OpenAI server on an A100 (and any GPU under
-70 GiB), ``EngineArgs.get_batch_defaults`` in vllm/engine/arg_utils.py (8,192 on an H100): the
-most tokens one step carries."""
+"""vLLM V1's default ``max_num_batched_tokens`` for its OpenAI server on an A100 or a card under
+70 GiB (``EngineArgs.get_batch_defaults``, vllm/engine/arg_utils.py): the most tokens one step
+carries. ``engine_defaults`` gives the larger one of the other cards."""
 
 DEFAULT_BATCH = 256
-"""vLLM's default ``max_num_seqs`` for its OpenAI server on an A100
-(``EngineArgs.get_batch_defaults``, beside the token budget): the batch cap of a replica built
-from a datasheet, by ``ReplicaModel.from_hardware`` and by the command line alike."""
+"""vLLM V1's default ``max_num_seqs`` for its OpenAI server on an A100 or a card under 70 GiB
+(``EngineArgs.get_batch_defaults``, beside the token budget)."""
+
+LARGE_CARD_DEFAULTS = (1024, 8192)
+"""vLLM V1's ``max_num_seqs`` and ``max_num_batched_tokens`` for its OpenAI server on a card of
+70 GiB or more whose name does not say A100 (H100, H200, MI300X): ``get_batch_defaults`` sets
+them "for GPUs like H100 and MI300x" and keeps the A100 on the small ones, since a large budget
+lowered its throughput (vLLM PR #17885)."""
+
 WATERMARK = 0.01
-"""vLLM's default admission watermark: the share of KV-cache blocks an admission keeps free
-(``watermark=0.01`` of ``BlockSpaceManager``, vllm/core/block_manager.py)."""
+"""vLLM V0's admission watermark: the share of KV-cache blocks an admission kept free
+(``watermark=0.01`` of ``BlockSpaceManager``, vllm/core/block_manager.py). V1 keeps none; the
+replica applies it to separate prefill passes, V0's scheduling, only."""
+
+
+def engine_defaults(gpu: GPU | str) -> tuple[int, int]:
+    """(max_num_seqs, max_num_batched_tokens) that vLLM V1's OpenAI server sets on ``gpu``.
+
+    >>> engine_defaults("h100-sxm"), engine_defaults("a100-80gb"), engine_defaults("l40s")
+    ((1024, 8192), (256, 2048), (256, 2048))
+    """
+    card = GPUS[gpu] if isinstance(gpu, str) else gpu
+    if card.memory_bytes >= 70 * GiB and "a100" not in card.name.lower():
+        return LARGE_CARD_DEFAULTS
+    return DEFAULT_BATCH, TOKEN_BUDGET
+
+
+DTYPE_BYTES = {"bf16": 2.0, "fp16": 2.0, "fp8": 1.0}
+"""Bytes per value of the weight and KV-cache types ``--dtype`` and ``--kv-dtype`` take."""
 
 
 @dataclass(frozen=True)
@@ -91,9 +128,42 @@ class ModelShape:
     bytes_per_param: float = 2.0
     bytes_per_kv_value: float = 2.0
 
+    dtype: str = "bf16"
+    """The weights' type: "bf16" (or "fp16") at 2 bytes, "fp8" at 1 (its matrix products on the
+    GPU's FP8 tensor cores where it has them, weight-only otherwise)."""
+
+    def __post_init__(self):
+        if self.dtype not in DTYPE_BYTES:
+            raise ValueError(f"dtype must be one of {', '.join(DTYPE_BYTES)}, got {self.dtype!r}")
+
     @property
     def weight_bytes(self) -> float:
         return self.params * self.bytes_per_param
+
+    @property
+    def attention_width(self) -> float:
+        """d_att = layers × hidden: each query token does 4 d_att FLOP per token it attends to
+        (QKᵀ and the weighted sum of V, 2 FLOP a multiply-add, over the query heads' width)."""
+        return float(self.layers * self.hidden)
+
+    def with_dtype(self, dtype: str | None = None, kv_dtype: str | None = None) -> ModelShape:
+        """The same model with its weights (``dtype``) and KV cache (``kv_dtype``) stored as
+        "bf16", "fp16" or "fp8"; None keeps what it has."""
+        from dataclasses import replace
+
+        changes = {}
+        for name, value, field_ in (
+            ("dtype", dtype, "bytes_per_param"),
+            ("kv_dtype", kv_dtype, "bytes_per_kv_value"),
+        ):
+            if value is None:
+                continue
+            if value not in DTYPE_BYTES:
+                raise ValueError(f"{name} must be one of {', '.join(DTYPE_BYTES)}, got {value!r}")
+            changes[field_] = DTYPE_BYTES[value]
+        if dtype is not None:
+            changes["dtype"] = dtype
+        return replace(self, **changes) if changes else self
 
     @property
     def kv_bytes_per_token(self) -> float:
@@ -115,6 +185,15 @@ class GPU:
     price_per_hour: float | None = None
     """On-demand list price of one GPU-hour (``GPU_PRICES_DATED`` says where and when), or None."""
     currency: str = "USD"
+    fp8_flops: float | None = None
+    """Dense FP8 FLOP/s of its tensor cores; None for a card without them (the A100), where FP8
+    weights are only stored in 8 bits and multiplied at the 16-bit rate."""
+
+    def flops_for(self, dtype: str) -> float:
+        """The dense peak a model stored as ``dtype`` computes at on this card."""
+        if dtype == "fp8" and self.fp8_flops:
+            return self.fp8_flops
+        return self.flops
 
 
 MODELS = {
@@ -122,6 +201,14 @@ MODELS = {
     # layers, hidden 8192, 8 KV heads of 128 (grouped-query attention)
     "llama-3-8b": ModelShape("Llama-3-8B", 8.03e9, 32, 8, 128, 4096),
     "llama-3-70b": ModelShape("Llama-3-70B", 70.6e9, 80, 8, 128, 8192),
+    # Llama 3.1 8B and Llama 3.3 70B keep the shapes of Llama 3 (their model cards: the same
+    # layers, widths and grouped-query heads; a longer context only)
+    "llama-3.1-8b": ModelShape("Llama-3.1-8B", 8.03e9, 32, 8, 128, 4096),
+    "llama-3.3-70b": ModelShape("Llama-3.3-70B", 70.6e9, 80, 8, 128, 8192),
+    # Llama 2's config.json: 7B has 32 layers, hidden 4096 and 32 KV heads of 128 (no grouped
+    # queries); 13B has 40 layers, hidden 5120, 40 KV heads of 128
+    "llama-2-7b": ModelShape("Llama-2-7B", 6.74e9, 32, 32, 128, 4096),
+    "llama-2-13b": ModelShape("Llama-2-13B", 13.0e9, 40, 40, 128, 5120),
     "example-8b": ModelShape(
         "the running example's 8 B model",
         EXAMPLE.params,
@@ -135,21 +222,25 @@ MODELS = {
 }
 """Model shapes by name."""
 
-GiB = 2**30
-
 GPUS = {
     # NVIDIA A100 datasheet (80 GB SXM): 2,039 GB/s HBM2e, 312 TFLOP/s dense BF16, NVLink 600 GB/s
     # both ways; H100 SXM datasheet: 3.35 TB/s HBM3, 989 TFLOP/s dense BF16, NVLink 900 GB/s.
-    # The "80 GB" of both is 80 GiB: nvidia-smi reports 81,920 MiB, and that is what vLLM's
-    # gpu_memory_utilization takes a share of (bandwidths and FLOP/s are decimal, as sold)
+    # The A100's "80 GB" is 80 GiB (nvidia-smi reports 81,920 MiB). The H100's memory is what
+    # vLLM's own memory profile reports as total_gpu_memory, 79.22 GiB (vLLM PR #10511, Llama-3-8B
+    # on one H100; nvidia-smi says 81,559 MiB, of which the driver keeps some): that is what
+    # gpu_memory_utilization takes a share of. Bandwidths and FLOP/s are decimal, as sold; the
+    # H100's dense FP8 peak is 1,979 TFLOP/s (3,958 is with sparsity)
     "a100-80gb": GPU("A100 80GB SXM", 80 * GiB, 2.039e12, 312e12, 300e9, 1.99),
-    "h100-sxm": GPU("H100 SXM 80GB", 80 * GiB, 3.35e12, 989e12, 450e9, 3.24),
+    "h100-sxm": GPU("H100 SXM 80GB", 79.22 * GiB, 3.35e12, 989e12, 450e9, 3.24, fp8_flops=1979e12),
     # NVIDIA H200 datasheet (SXM): 141 GB HBM3e at 4.8 TB/s, the H100's 989 TFLOP/s dense BF16
-    # and NVLink 900 GB/s both ways; nvidia-smi reports 143,771 MiB. L40S datasheet: 48 GB GDDR6
-    # with ECC at 864 GB/s, 362 TFLOP/s dense BF16 (733 is with sparsity), no NVLink: its
-    # all-reduces cross PCIe Gen4 x16, 64 GB/s both ways; nvidia-smi reports 46,068 MiB
-    "h200-sxm": GPU("H200 SXM 141GB", 143_771 * 2**20, 4.8e12, 989e12, 450e9, 3.79),
-    "l40s": GPU("L40S 48GB", 46_068 * 2**20, 0.864e12, 362e12, 32e9, 0.99),
+    # and FP8 1,979 TFLOP/s, NVLink 900 GB/s both ways; nvidia-smi reports 143,771 MiB. L40S
+    # datasheet: 48 GB GDDR6 with ECC at 864 GB/s, 362 TFLOP/s dense BF16 (733 is with sparsity)
+    # and 733 dense FP8, no NVLink: its all-reduces cross PCIe Gen4 x16, 64 GB/s both ways;
+    # nvidia-smi reports 46,068 MiB
+    "h200-sxm": GPU(
+        "H200 SXM 141GB", 143_771 * 2**20, 4.8e12, 989e12, 450e9, 3.79, fp8_flops=1979e12
+    ),
+    "l40s": GPU("L40S 48GB", 46_068 * 2**20, 0.864e12, 362e12, 32e9, 0.99, fp8_flops=733e12),
     "example": GPU(
         "the running example's GPU",
         80e9,
@@ -186,7 +277,8 @@ _SPEC_FIELDS = {
         "bytes_per_kv_value": float,
     },
     "gpu": dict.fromkeys(
-        ("memory_bytes", "bandwidth", "flops", "link_bandwidth", "price_per_hour"), float
+        ("memory_bytes", "bandwidth", "flops", "link_bandwidth", "price_per_hour", "fp8_flops"),
+        float,
     ),
 }
 
@@ -235,25 +327,78 @@ _EXAMPLE_MBU = roofline.mbu(
 )
 _EXAMPLE_PREFILL_EFFICIENCY = 0.5
 PREFILL_EFFICIENCY = 0.64
-"""Share of the dense peak a prefill reaches on a datasheet replica. Vidur's published kernel
+"""Share of the dense peak a datasheet replica's matrix products reach. Vidur's published kernel
 profiles of Llama-3-8B on an A100 (microsoft/vidur, data/profiling/compute/a100/
 meta-llama/Meta-Llama-3-8B/mlp.csv) time the linear layers of a 32,768-token batch at 61.7 ms a
 layer (QKV 7.2, output 4.9, gated up 33.0, down 16.6), 0.74 of the 312 TFLOP/s peak; with
-attention, norms and the shorter prompts of 256 to 4,000 tokens a whole prefill comes to about
-0.64. The running example keeps the source's 0.5."""
+norms, activations and the smaller matrices of shorter steps a whole step comes to about 0.64.
+The running example keeps the source's 0.5."""
+BANDWIDTH_EFFICIENCY = 0.7
+"""Share of the peak memory bandwidth a decode step's reads reach (the model bandwidth
+utilization well-tuned engines reach on one GPU, Agarwal et al. 2023)."""
 MEMORY_UTILIZATION = 0.9
 """vLLM's default ``gpu_memory_utilization``: the share of GPU memory the engine may take."""
 
+# The rest of a vLLM engine's memory, from its own profile of Llama-3-8B (vLLM PR #10511, on H100s:
+# the instance may use 0.90 × 79.22 = 71.29 GiB; weights 14.96 GiB; non-torch memory 1.79 GiB on
+# one GPU and 3.58 GiB per GPU with two, the NCCL and custom all-reduce buffers; the activation
+# peak of its profiling pass over 8,192 tokens 1.26 GiB; 53.29 GiB left for the KV cache)
+NON_TORCH_BYTES = (1.79 * GiB, 3.58 * GiB)
+"""Memory outside PyTorch's allocator per GPU (CUDA context, cuBLAS and NCCL workspaces), on one
+GPU and per GPU of a tensor-parallel group."""
+ACTIVATION_BYTES_PER_TOKEN_WIDTH = 1.26 * GiB / (8192 * 4096)
+"""The activation peak of vLLM's profiling pass per token it carries and per unit of the model's
+hidden width (1.26 GiB over 8,192 tokens of a 4,096-wide model): the pass carries the step's
+token budget, and its activations grow with the tokens and the width. CUDA graphs are captured
+after the cache is allocated, out of the memory ``gpu_memory_utilization`` leaves over."""
 
-def _kv_capacity(shape: ModelShape, gpu: GPU, gpus: int, memory_utilization: float) -> float:
-    free = gpus * gpu.memory_bytes * memory_utilization - shape.weight_bytes
+
+# Vidur's CPU profile of vLLM serving Llama-2-7B on one A100 (microsoft/vidur,
+# data/profiling/a100/cpu_overheads.csv): scheduling, the sampler and the preparation of a
+# step's inputs take 0.165 + 0.879 + 0.352 = 1.396 ms a step at a batch of 8 and
+# 0.854 + 1.320 + 1.323 = 3.497 ms at 64; the output processing, which V1 overlaps with the
+# next step, is left out
+_CPU_PROFILE = ((8, 1.396e-3), (64, 3.497e-3))
+SEQ_STEP_S = (_CPU_PROFILE[1][1] - _CPU_PROFILE[0][1]) / (_CPU_PROFILE[1][0] - _CPU_PROFILE[0][0])
+"""t_seq of a datasheet replica: the profile's time per sequence of the batch (37.5 µs)."""
+STEP_FLOOR_S = _CPU_PROFILE[0][1] - _CPU_PROFILE[0][0] * SEQ_STEP_S
+"""t_0 of a datasheet replica: the profile's time of a step at no sequence (1.1 ms)."""
+ALLREDUCE_LATENCY_S = 30e-6
+"""Latency of one small all-reduce: Vidur's NCCL profile on a DGX H100 gives a median of 20 to
+37 µs (about 30) for messages up to 64 KiB (data/profiling/network/h100_dgx/all_reduce.csv)."""
+
+
+def kv_cache_bytes_per_gpu(
+    shape: ModelShape,
+    gpu: GPU,
+    gpus: int = 1,
+    memory_utilization: float = MEMORY_UTILIZATION,
+    token_budget: int = TOKEN_BUDGET,
+) -> float:
+    """The bytes vLLM leaves for the KV cache on each GPU of a replica, as its worker computes
+    them: u · memory − weights/g − non-torch memory − the activation peak of a step of
+    ``token_budget`` tokens (vllm/v1/worker/gpu_worker.py, ``determine_available_memory``)."""
+    non_torch = NON_TORCH_BYTES[0] if gpus == 1 else NON_TORCH_BYTES[1]
+    activation = ACTIVATION_BYTES_PER_TOKEN_WIDTH * token_budget * shape.hidden / gpus
+    usable = gpu.memory_bytes * memory_utilization
+    return usable - shape.weight_bytes / gpus - non_torch - activation
+
+
+def _kv_capacity(
+    shape: ModelShape,
+    gpu: GPU,
+    gpus: int,
+    memory_utilization: float,
+    token_budget: int = TOKEN_BUDGET,
+) -> float:
+    free = kv_cache_bytes_per_gpu(shape, gpu, gpus, memory_utilization, token_budget)
     if free <= 0:
         raise ValueError(
-            f"the weights of {shape.name} ({shape.weight_bytes / 1e9:.1f} GB) do not fit in "
-            f"{gpus} × {gpu.name} at memory_utilization {memory_utilization:g}: "
-            "use more GPUs (gpus) or a larger GPU"
+            f"the weights of {shape.name} ({shape.weight_bytes / 1e9:.1f} GB) and the engine's "
+            f"own memory do not fit in {gpus} × {gpu.name} at memory_utilization "
+            f"{memory_utilization:g}: use more GPUs (gpus) or a larger GPU"
         )
-    return math.floor(free / shape.kv_bytes_per_token)
+    return math.floor(gpus * free / shape.kv_bytes_per_token)
 
 
 @dataclass(frozen=True)
@@ -272,11 +417,12 @@ class ReplicaModel:
     bandwidth: float = EXAMPLE.peak_bandwidth * _EXAMPLE_MBU
     """B_ach: memory bandwidth a decode step achieves, bytes/s (all GPUs together)."""
     prefill_flops: float = EXAMPLE.peak_flops * _EXAMPLE_PREFILL_EFFICIENCY
-    """F_ach: FLOP/s a prefill pass achieves (all GPUs together)."""
+    """F_ach: FLOP/s the matrix products of a step achieve, prompt and decode tokens alike (all
+    GPUs together)."""
     step_floor_s: float = 0.0
-    """Fixed time of every decode step (launches, sampling, scheduling)."""
+    """t_0: fixed time of every step (launches, sampling, scheduling)."""
     prefill_floor_s: float = 0.0
-    """Fixed time of every prefill pass."""
+    """Fixed time of every separate prefill pass."""
     token_budget: int = TOKEN_BUDGET
     """Most prompt tokens one prefill pass takes."""
     kv_capacity_tokens: float = _kv_capacity(
@@ -284,9 +430,9 @@ class ReplicaModel:
     )
     """Tokens of context the KV cache holds (all GPUs together)."""
     comm_fixed_s: float = 0.0
-    """Tensor-parallel communication per decode step, fixed part (latency of the all-reduces)."""
+    """Tensor-parallel communication per step or pass, fixed part (latency of the all-reduces)."""
     comm_per_sequence_s: float = 0.0
-    """Tensor-parallel communication per decode step and per sequence (bytes over the link)."""
+    """Tensor-parallel communication per token a step or pass carries (bytes over the link)."""
     context_tokens: float = EXAMPLE.context_tokens
     """n_ctx: the context ``tpot(b)`` assumes for each sequence (the roofline example's 2,000)."""
     gpus: int = 1
@@ -301,10 +447,13 @@ class ReplicaModel:
     chunked_prefill: bool = True
     """Prompts cut into the decode steps under the token budget (vLLM V1); False for separate
     prefill passes (vLLM V0 without chunked prefill)."""
-    watermark: float = WATERMARK
-    """Share of the KV cache an admission keeps free (vLLM's 1 %)."""
+    watermark: float | None = None
+    """Share of the KV cache an admission keeps free; None: V1's none with chunked prefill, V0's
+    1 % (``WATERMARK``) with separate passes."""
     prefix_hit: float = 0.0
     """Share of each prompt already in the cache (prefix caching): cache, no compute."""
+    attention_width: float = MODELS["example-8b"].attention_width
+    """d_att = layers × hidden: 4 d_att FLOP per query token and per token it attends to."""
 
     def __post_init__(self):
         _check.integer("batch", self.batch, minimum=1)
@@ -323,6 +472,8 @@ class ReplicaModel:
             )
         for name in ("watermark", "prefix_hit"):
             value = getattr(self, name)
+            if name == "watermark" and value is None:
+                continue
             if not (isinstance(value, (int, float)) and 0 <= value < 1):
                 raise ValueError(f"{name} must be in [0, 1), got {value!r}")
         for name in ("weight_bytes", "params", "bandwidth", "prefill_flops"):
@@ -335,6 +486,7 @@ class ReplicaModel:
             "comm_per_sequence_s",
             "context_tokens",
             "seq_step_s",
+            "attention_width",
         ):
             _check.non_negative(name, getattr(self, name))
         if not self.kv_capacity_tokens >= 1:
@@ -342,19 +494,42 @@ class ReplicaModel:
 
     # ------------------------------------------------------------------ the two passes
 
-    def step_s(self, b, context_total, prefill_tokens=0):
-        """step(b, C, P) = floor + (M_w + C m_kv)/B_ach + 2 N_p P/F_ach + comm(b + P) + b t_seq:
-        a step decoding b sequences that hold C tokens of context in all (their cache and any
-        other the step reads) and prefilling P prompt tokens (0 for a pure decode step)."""
+    def _fixed_s(self, b, tokens, floor):
+        """The step's fixed work: its floor, t_seq per decoded sequence and the all-reduces over
+        the tokens it carries (none when it carries none)."""
+        return (
+            floor
+            + self.seq_step_s * b
+            + np.where(tokens > 0, self.comm_fixed_s + self.comm_per_sequence_s * tokens, 0.0)
+        )
+
+    def _linear_s(self, tokens):
+        """The linear layers over ``tokens`` tokens: the weights' read or their arithmetic,
+        whichever is longer."""
+        return np.maximum(
+            2 * self.params * tokens / self.prefill_flops, self.weight_bytes / self.bandwidth
+        )
+
+    @property
+    def cache_s_per_token(self) -> float:
+        """Attention's time per token of cache a step reads: max(m_kv/B_ach, 4 d_att/F_ach)."""
+        return max(
+            self.kv_bytes_per_token / self.bandwidth, 4 * self.attention_width / self.prefill_flops
+        )
+
+    def step_s(self, b, context_total, prefill_tokens=0, attended=0):
+        """step(b, C, P, A) = t_0 + b t_seq + comm(b + P) + max(2 N_p (b + P)/F_ach, M_w/B_ach)
+        + C max(m_kv/B_ach, 4 d_att/F_ach) + 4 d_att A/F_ach: a step decoding b sequences that
+        hold C tokens of context in all (their cache and any other the step reads), prefilling P
+        prompt tokens (0 for a pure decode step) whose positions add up to A (each attends to
+        that many tokens; 0 for none)."""
         b = np.asarray(b, dtype=float)
         tokens = b + np.asarray(prefill_tokens, dtype=float)
-        read = self.weight_bytes + np.asarray(context_total, dtype=float) * self.kv_bytes_per_token
         return (
-            self.step_floor_s
-            + read / self.bandwidth
-            + 2 * self.params * np.asarray(prefill_tokens, dtype=float) / self.prefill_flops
-            + np.where(tokens > 0, self.comm_fixed_s + self.comm_per_sequence_s * tokens, 0.0)
-            + self.seq_step_s * b
+            self._fixed_s(b, tokens, self.step_floor_s)
+            + self._linear_s(tokens)
+            + np.asarray(context_total, dtype=float) * self.cache_s_per_token
+            + 4 * self.attention_width * np.asarray(attended, dtype=float) / self.prefill_flops
         )
 
     @property
@@ -365,11 +540,19 @@ class ReplicaModel:
         return self.gpus * self.gpu_price_per_hour
 
     @property
+    def admission_watermark(self) -> float:
+        """The share of the cache an admission keeps free: ``watermark``, or by default none
+        with chunked prefill (vLLM V1) and 1 % with separate passes (V0)."""
+        if self.watermark is not None:
+            return self.watermark
+        return 0.0 if self.chunked_prefill else WATERMARK
+
+    @property
     def watermark_tokens(self) -> int:
         """Tokens of cache an admission keeps free: int(watermark · K), as vLLM counts blocks."""
         if math.isinf(self.kv_capacity_tokens):
             return 0
-        return int(self.watermark * self.kv_capacity_tokens)
+        return int(self.admission_watermark * self.kv_capacity_tokens)
 
     def prefix_hit_tokens(self, prompt):
         """Tokens of a prompt found in the prefix cache: floor(prefix_hit · prompt). A prefill
@@ -377,11 +560,17 @@ class ReplicaModel:
         prompt = np.asarray(prompt)
         return np.floor(self.prefix_hit * prompt).astype(np.int64)
 
-    def prefill_pass_s(self, prompt_tokens):
-        """prefill(P) = floor + 2 N_p P / F_ach: one pass over P prompt tokens in all."""
+    def prefill_pass_s(self, prompt_tokens, attended=None):
+        """prefill(P, A) = floor_p + comm(P) + max(2 N_p P/F_ach, M_w/B_ach) + 4 d_att A/F_ach: one
+        separate pass over P prompt tokens in all, whose positions add up to A (by default one
+        prompt of P tokens from its start: A = P(P + 1)/2)."""
+        tokens = np.asarray(prompt_tokens, dtype=float)
+        if attended is None:
+            attended = tokens * (tokens + 1) / 2
         return (
-            self.prefill_floor_s
-            + 2 * self.params * np.asarray(prompt_tokens, dtype=float) / self.prefill_flops
+            self._fixed_s(0.0, tokens, self.prefill_floor_s)
+            + self._linear_s(tokens)
+            + 4 * self.attention_width * np.asarray(attended, dtype=float) / self.prefill_flops
         )
 
     def tpot(self, b):
@@ -401,17 +590,21 @@ class ReplicaModel:
     def raw_capacity_rps(self, output_tokens: float, prompt_tokens: float | None = None) -> float:
         """Requests/s a full batch completes: B / (output · TPOT(B)) ignoring prefill, or, with
         ``prompt_tokens``, B / (output · TPOT(B) + B · prefill), since each prompt's compute
-        holds up the batch's decoding: prefill = 2 N_p P/F_ach when the prompt rides in the
-        decode steps (chunked), the whole pass with its floor when it runs apart."""
+        holds up the batch's decoding: prefill = 2 N_p P/F_ach plus its attention when the prompt
+        rides in the decode steps (chunked), the whole pass with its floor when it runs apart."""
         decode = _check.positive("output_tokens", output_tokens) * self.tpot_full_s
         if prompt_tokens is None:
             return self.batch / decode
         prompt = _check.non_negative("prompt_tokens", prompt_tokens)
-        computed = max(prompt - float(self.prefix_hit_tokens(prompt)), 1.0)
+        hit = float(self.prefix_hit_tokens(prompt))
+        computed = max(prompt - hit, 1.0)
+        attended = (prompt * (prompt + 1) - hit * (hit + 1)) / 2
         if self.chunked_prefill:
-            prefill = 2 * self.params * computed / self.prefill_flops
+            prefill = (
+                2 * self.params * computed + 4 * self.attention_width * attended
+            ) / self.prefill_flops
         else:
-            prefill = float(self.prefill_pass_s(computed))
+            prefill = float(self.prefill_pass_s(computed, attended))
         return self.batch / (decode + self.batch * prefill)
 
     # ------------------------------------------------------------------ constructors
@@ -423,42 +616,57 @@ class ReplicaModel:
         gpu: GPU | str,
         *,
         gpus: int = 1,
-        batch: int = DEFAULT_BATCH,
-        bandwidth_efficiency: float = 0.7,
+        batch: int | None = None,
+        bandwidth_efficiency: float = BANDWIDTH_EFFICIENCY,
         prefill_efficiency: float = PREFILL_EFFICIENCY,
-        step_floor_s: float = 0.0,
-        prefill_floor_s: float = 0.0,
+        step_floor_s: float = STEP_FLOOR_S,
+        prefill_floor_s: float | None = None,
+        seq_step_s: float = SEQ_STEP_S,
         memory_utilization: float = MEMORY_UTILIZATION,
         token_budget: int | None = None,
-        allreduce_latency_s: float = 10e-6,
+        allreduce_latency_s: float = ALLREDUCE_LATENCY_S,
         context_tokens: float = EXAMPLE.context_tokens,
+        dtype: str | None = None,
+        kv_dtype: str | None = None,
     ) -> ReplicaModel:
-        """A replica of ``model`` on ``gpus`` × ``gpu`` (tensor parallel over g = ``gpus``).
+        """A replica of ``model`` on ``gpus`` × ``gpu`` (tensor parallel over g = ``gpus``), as
+        vLLM V1's OpenAI server runs it by default.
 
-        Decode reads at ``bandwidth_efficiency`` of the GPUs' peak bandwidth (0.7 by default: the
-        model bandwidth utilization that well-tuned engines reach on one GPU at small batches,
-        Agarwal et al. 2023); prefill computes at ``prefill_efficiency`` of the dense peak (0.64,
-        from published kernel profiles: ``PREFILL_EFFICIENCY``). The
-        KV cache holds what ``memory_utilization`` (vLLM's default 0.9) of the memory leaves
-        after the weights, in tokens of m_kv bytes. With g > 1 each decode step runs two
-        all-reduces per layer of the b sequences' hidden states (b · hidden · 2 bytes); a ring
+        The batch cap and token budget are vLLM's for the card (``engine_defaults``: 1,024 and
+        8,192 on an H100 or H200, 256 and 2,048 on an A100 or L40S); ``batch`` or
+        ``token_budget`` set others (the budget at least the batch). The matrix products reach
+        ``prefill_efficiency`` of the card's dense peak for the weights' type (its FP8 peak for
+        FP8 weights where it has FP8 tensor cores, ``dtype="fp8"``), the reads
+        ``bandwidth_efficiency`` of its bandwidth; every step pays ``step_floor_s`` and
+        ``seq_step_s`` per sequence it decodes (``STEP_FLOOR_S``, ``SEQ_STEP_S``); a separate
+        prefill pass pays ``prefill_floor_s`` (the step floor by default). The KV cache
+        (``kv_dtype``: its values' type, the weights' by default) holds what vLLM's worker
+        leaves it (``kv_cache_bytes_per_gpu``). With g > 1 every step or pass over T tokens runs
+        two all-reduces per layer of their hidden states (T · hidden · 2 bytes); a ring
         all-reduce moves 2 (g − 1)/g of them over each link, so
 
-            comm(b) = 2 · layers · [latency + 2 (g − 1)/g · b · hidden · 2 / link bandwidth].
+            comm(T) = 2 · layers · [latency + 2 (g − 1)/g · T · hidden · 2 / link bandwidth].
         """
         shape = MODELS[model] if isinstance(model, str) else model
         card = GPUS[gpu] if isinstance(gpu, str) else gpu
+        shape = shape.with_dtype(dtype, kv_dtype if kv_dtype is not None else dtype)
         gpus = _check.integer("gpus", gpus, minimum=1)
         _check.fraction("bandwidth_efficiency", bandwidth_efficiency)
         _check.fraction("prefill_efficiency", prefill_efficiency)
         _check.fraction("memory_utilization", memory_utilization)
         _check.non_negative("allreduce_latency_s", allreduce_latency_s)
-        capacity = _kv_capacity(shape, card, gpus, memory_utilization)
+        _check.non_negative("step_floor_s", step_floor_s)
+        _check.non_negative("seq_step_s", seq_step_s)
+        default_batch, default_budget = engine_defaults(card)
+        if batch is None:
+            batch = default_batch
+        batch = _check.integer("batch", batch, minimum=1)
         if token_budget is None:  # vLLM's default, raised to the batch cap a step must carry
-            token_budget = max(TOKEN_BUDGET, _check.integer("batch", batch, minimum=1))
+            token_budget = max(default_budget, batch)
+        capacity = _kv_capacity(shape, card, gpus, memory_utilization, token_budget)
         if gpus > 1:
             ring = 2 * (gpus - 1) / gpus
-            per_layer_bytes = shape.hidden * shape.bytes_per_param
+            per_layer_bytes = shape.hidden * 2.0  # activations stay 16-bit under FP8 weights
             comm_fixed = 2 * shape.layers * allreduce_latency_s
             comm_per_seq = 2 * shape.layers * ring * per_layer_bytes / card.link_bandwidth
         else:
@@ -469,9 +677,10 @@ class ReplicaModel:
             kv_bytes_per_token=shape.kv_bytes_per_token,
             params=shape.params,
             bandwidth=gpus * card.bandwidth * bandwidth_efficiency,
-            prefill_flops=gpus * card.flops * prefill_efficiency,
+            prefill_flops=gpus * card.flops_for(shape.dtype) * prefill_efficiency,
             step_floor_s=step_floor_s,
-            prefill_floor_s=prefill_floor_s,
+            prefill_floor_s=step_floor_s if prefill_floor_s is None else prefill_floor_s,
+            seq_step_s=seq_step_s,
             token_budget=token_budget,
             kv_capacity_tokens=capacity,
             comm_fixed_s=comm_fixed,
@@ -480,6 +689,7 @@ class ReplicaModel:
             gpus=gpus,
             gpu_price_per_hour=card.price_per_hour,
             currency=card.currency,
+            attention_width=shape.attention_width,
         )
 
     @classmethod
@@ -535,7 +745,10 @@ class ReplicaModel:
         if per_byte <= 0:
             raise ValueError("the TPOT measurements give a non-positive bandwidth")
         prefill = _fit_line_terms(
-            [(1.0, 2 * shape.params * p) for p, _ in ttft],
+            [
+                (1.0, 2 * shape.params * p + 2 * shape.attention_width * p * (p + 1))
+                for p, _ in ttft
+            ],
             [sec for _, sec in ttft],
             ("prefill floor", "FLOP"),
             "TTFT",
@@ -555,6 +768,7 @@ class ReplicaModel:
             seq_step_s=per_seq,
             prefill_flops=1 / per_flop,
             prefill_floor_s=p_floor,
+            attention_width=shape.attention_width,
             **kwargs,
         )
         return fitted, notes
@@ -778,10 +992,14 @@ class _Engine:
         room = K - m.watermark_tokens  # the cache an admission may fill
         finite = not math.isinf(K)
         hit = self.hit
-        mkv_bw = m.kv_bytes_per_token / m.bandwidth
-        base = m.step_floor_s + m.weight_bytes / m.bandwidth
-        prefill_floor = m.prefill_floor_s
-        per_prompt_token = 2 * m.params / m.prefill_flops  # the prefill pass, as prefill_pass_s
+        mkv_bw = m.cache_s_per_token
+        weights_s = m.weight_bytes / m.bandwidth
+        per_token = 2 * m.params / m.prefill_flops  # a token's linear layers, computed
+        per_attended = 4 * m.attention_width / m.prefill_flops
+        # a separate pass, as prefill_pass_s: floor, all-reduces, linear layers, attention
+        prefill_floor = m.prefill_floor_s + m.comm_fixed_s
+        prefill_per_token = m.comm_per_sequence_s
+        base = m.step_floor_s
         pop, push = heapq.heappop, heapq.heappush
         prompt, output, produced = self.prompt, self.output, self.produced
         incoming, think, user_of = self.incoming, self.think, self.user_of
@@ -821,7 +1039,7 @@ class _Engine:
                     waiting.append(i)
             b = len(order)
             if waiting and b < B:
-                take, tokens, computed = [], 0, 0
+                take, tokens, computed, attended = [], 0, 0, 0
                 while waiting and b + len(take) < B:
                     j = waiting[0]
                     need = prompt[j] + produced[j]
@@ -833,8 +1051,16 @@ class _Engine:
                     take.append(waiting.popleft())
                     tokens += need
                     computed += work
+                    start = need - work  # the positions it computes: start + 1 ... need
+                    attended += (need * (need + 1) - start * (start + 1)) // 2
                 if take:
-                    t += prefill_floor + per_prompt_token * computed
+                    linear = per_token * computed
+                    t += (
+                        prefill_floor
+                        + prefill_per_token * computed
+                        + (linear if linear > weights_s else weights_s)
+                        + per_attended * attended
+                    )
                     cached += tokens
                     for j in take:
                         produced[j] += 1  # the pass produces each request's next token
@@ -867,7 +1093,13 @@ class _Engine:
                 running = [(s, i) for s, i in running if i != j]
                 heapq.heapify(running)
             b = len(order)
-            a = base_comm + per_seq * b + cached * mkv_bw
+            linear = per_token * b
+            a = (
+                base_comm
+                + per_seq * b
+                + (linear if linear > weights_s else weights_s)
+                + cached * mkv_bw
+            )
             c = b * mkv_bw  # each step reads b more tokens of cache than the one before
             k = running[0][0] - steps  # steps to the next completion
             if finite and (K - cached) // b < k:
@@ -919,9 +1151,12 @@ class _Engine:
         room = K - m.watermark_tokens
         finite = not math.isinf(K)
         hit = self.hit
-        mkv_bw = m.kv_bytes_per_token / m.bandwidth
-        base = m.step_floor_s + m.weight_bytes / m.bandwidth + m.comm_fixed_s
-        per_prompt_token = 2 * m.params / m.prefill_flops + m.comm_per_sequence_s
+        mkv_bw = m.cache_s_per_token
+        weights_s = m.weight_bytes / m.bandwidth
+        per_token = 2 * m.params / m.prefill_flops  # a token's linear layers, computed
+        per_attended = 4 * m.attention_width / m.prefill_flops
+        base = m.step_floor_s + m.comm_fixed_s
+        comm_per_token = m.comm_per_sequence_s
         per_seq = m.comm_per_sequence_s + m.seq_step_s
         pop, push, sqrt, ceil = heapq.heappop, heapq.heappush, math.sqrt, math.ceil
         prompt, output, produced = self.prompt, self.output, self.produced
@@ -929,6 +1164,7 @@ class _Engine:
         arrival_at, first, end = self.arrival, self.first, self.end
         admit_step, preempted = self.admit_step, self.preempted
         left = [0] * n
+        full = [0] * n  # the positions a sequence's prefill ends at: its prompt and recomputed
         inf = math.inf
         # the next arrival's time: read off the sorted times of an open loop, or the heap's head
         # in a closed loop (where a completion can bring one forward)
@@ -1005,6 +1241,7 @@ class _Engine:
                         break
                     waiting.popleft()
                     cached += need
+                    full[j] = need
                     work = need - hit[j]
                     left[j] = work = work if work > 1 else 1
                     pending += work
@@ -1013,18 +1250,35 @@ class _Engine:
                     spare -= work
             tokens = pending if pending < room_left else room_left
             if tokens:
-                t += base + cached * mkv_bw + per_seq * decoding + per_prompt_token * tokens
+                # hand the chunks out from the head of ``filling``: each computes the next
+                # positions of its prompt, attending to every position up to its own
+                pending -= tokens
+                rest, attended, ended = tokens, 0, 0
+                for j in filling:
+                    lj = left[j]
+                    c = lj if lj < rest else rest
+                    attended += c * (full[j] - lj) + c * (c + 1) // 2
+                    if lj > rest:  # only the last chunk can leave a prompt unfinished
+                        left[j] = lj - rest
+                        break
+                    left[j] = 0
+                    ended += 1
+                    rest -= lj
+                    if not rest:
+                        break
+                linear = per_token * (decoding + tokens)
+                t += (
+                    base
+                    + cached * mkv_bw
+                    + per_seq * decoding
+                    + comm_per_token * tokens
+                    + (linear if linear > weights_s else weights_s)
+                    + per_attended * attended
+                )
                 steps += 1
                 cached += decoding
-                pending -= tokens
-                while tokens:
-                    j = filling[0]
-                    if left[j] > tokens:  # only the last chunk can leave a prompt unfinished
-                        left[j] -= tokens
-                        break
-                    tokens -= left[j]
-                    left[j] = 0
-                    filling.popleft()
+                for _ in range(ended):
+                    j = filling.popleft()
                     produced[j] += 1  # the step that ends a prompt samples its next token
                     cached += 1
                     if first[j] != first[j]:
@@ -1045,7 +1299,13 @@ class _Engine:
                 # a run of pure decode steps, up to the next completion, the cache's end, or the
                 # next arrival that could be admitted (none can while others wait: the cache only
                 # fills until a completion)
-                a = base + per_seq * decoding + cached * mkv_bw
+                linear = per_token * decoding
+                a = (
+                    base
+                    + per_seq * decoding
+                    + (linear if linear > weights_s else weights_s)
+                    + cached * mkv_bw
+                )
                 c = decoding * mkv_bw
                 k = soonest - steps
                 if finite and (K - cached) // decoding < k:

@@ -21,12 +21,18 @@ import sympy as sp
 from replicaplan.core import _check
 from replicaplan.core.symbols import (
     TPOT,
+    A_att,
+    B_ach,
     B_peak,
+    C_ctx,
+    F_ach,
     M_kv,
     M_w,
     N_p,
     P_peak,
+    P_tok,
     b,
+    d_att,
     d_head,
     lambdify_once,
     m_kv,
@@ -35,6 +41,8 @@ from replicaplan.core.symbols import (
     n_layers,
     nu,
     s_value,
+    t_0,
+    t_seq,
 )
 
 
@@ -84,6 +92,24 @@ def mfu_ceiling_expression() -> sp.Expr:
     return sp.simplify(intensity_limit_expression() / ridge_expression())
 
 
+def step_expression() -> sp.Expr:
+    """An engine step of b decodes and P prompt tokens (one GPU): floor and per-sequence time,
+    the linear layers (the weights' read or their arithmetic, the longer), attention over the C
+    tokens of cache (read or arithmetic) and the prompts' attention over A positions."""
+    tokens = b + P_tok
+    linear = sp.Max(2 * N_p * tokens / F_ach, M_w / B_ach)
+    cache_read = C_ctx * sp.Max(m_kv / B_ach, 4 * d_att / F_ach)
+    return t_0 + t_seq * b + linear + cache_read + 4 * d_att * A_att / F_ach
+
+
+def decode_crossover_expression() -> sp.Expr:
+    """The batch past which a decode step's linear layers are compute-bound: 2 N_p b/F_ach =
+    M_w/B_ach solved for b (M_w F_ach / (2 N_p B_ach), about the ridge times the bytes per
+    parameter over 2 when the achieved rates are the peaks')."""
+    (crossover,) = sp.solve(sp.Eq(2 * N_p * b / F_ach, M_w / B_ach), b)
+    return crossover
+
+
 def ridge_expression() -> sp.Expr:
     """The ridge of the roofline: P_peak/B_peak FLOP per byte."""
     return P_peak / B_peak
@@ -109,6 +135,7 @@ def _fn(name: str):
         "ridge": (ridge_expression(), (P_peak, B_peak)),
         "ceiling": (mfu_ceiling_expression(), (N_p, n_ctx, m_kv, P_peak, B_peak)),
         "ridge_ctx": (ridge_context_expression(), (N_p, m_kv, P_peak, B_peak)),
+        "crossover": (decode_crossover_expression(), (M_w, N_p, F_ach, B_ach)),
     }[name]
     return lambdify_once(args, expr)
 
@@ -308,4 +335,23 @@ def prefill_intensity(params: float, prompt_tokens: float, weight_bytes: float) 
         * _check.positive("params", params)
         * _check.positive("prompt_tokens", prompt_tokens)
         / _check.positive("weight_bytes", weight_bytes)
+    )
+
+
+def decode_crossover_batch(
+    weight_bytes: float, params: float, achieved_flops: float, achieved_bandwidth: float
+) -> float:
+    """b× = M_w F_ach / (2 N_p B_ach): the decode batch past which a step's linear layers are
+    compute-bound (``decode_crossover_expression``).
+
+    >>> round(decode_crossover_batch(8.03e9, 8.03e9, 1979e12 * 0.64, 3.35e12 * 0.7), 1)
+    270.1
+    """
+    return float(
+        _fn("crossover")(
+            _check.positive("weight_bytes", weight_bytes),
+            _check.positive("params", params),
+            _check.positive("achieved_flops", achieved_flops),
+            _check.positive("achieved_bandwidth", achieved_bandwidth),
+        )
     )
