@@ -494,24 +494,46 @@ def test_an_interrupt_while_writing_leaves_nothing_and_exits_130(capsys, tmp_pat
     assert list(tmp_path.iterdir()) == []
 
 
-def test_ctrl_c_on_a_running_plan_exits_130_with_one_line(tmp_path):
-    """A real SIGINT, as a terminal sends it, in the middle of the week's plan (tens of
-    seconds): exit status 130, one line on stderr, no traceback, nothing written."""
+def test_ctrl_c_on_a_running_search_exits_130_with_one_line(tmp_path):
+    """A real SIGINT, as a terminal sends it, once the search has reported its first screened
+    candidate on the terminal (its own progress, not a clock): exit status 130, one line on
+    stderr, no traceback, nothing written."""
+    import os
+    import pty
+    import select
     import signal
-    import time
 
     files = ["--manifest", str(tmp_path / "h.yaml"), "--report", str(tmp_path / "report")]
+    command = ["search", "--log", str(SAMPLE_LOG), "--model", "llama-3-8b", "--jobs", "1"]
+    main, terminal = pty.openpty()  # stderr a terminal: the search draws its progress bar
     proc = subprocess.Popen(
-        [sys.executable, "-m", "replicaplan.faces.cli", "plan", "--rates", str(WEEK), *files],
-        stderr=subprocess.PIPE,
+        [sys.executable, "-m", "replicaplan.faces.cli", *command, *files],
+        stderr=terminal,
         stdout=subprocess.PIPE,
         text=True,
     )
-    time.sleep(6)  # past the imports, into the sweep and the replays
+    os.close(terminal)
+    seen = b""
+    while b"screening" not in seen:
+        ready, _, _ = select.select([main], [], [], 120)
+        assert ready, f"no progress in 120 s: {seen!r}"
+        seen += os.read(main, 4096)
     proc.send_signal(signal.SIGINT)
-    out, err = proc.communicate(timeout=60)
-    assert proc.returncode == 130, err
-    assert err.strip() == "replicaplan plan: interrupted; nothing written"
+    proc.communicate(timeout=60)
+    rest = b""
+    while select.select([main], [], [], 1)[0]:
+        try:
+            chunk = os.read(main, 4096)
+        except OSError:  # the terminal closed with the process
+            break
+        if not chunk:
+            break
+        rest += chunk
+    os.close(main)
+    assert proc.returncode == 130, rest
+    lines = [x for x in rest.decode().replace("\r", "\n").splitlines() if x.strip()]
+    assert lines[-1] == "replicaplan search: interrupted; nothing written"
+    assert "Traceback" not in rest.decode()
     assert list(tmp_path.iterdir()) == []
 
 

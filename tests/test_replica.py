@@ -37,7 +37,7 @@ def test_calibration_of_the_running_example():
         "example",
         batch=64,
         bandwidth_efficiency=m.bandwidth / 3e12,
-        prefill_efficiency=0.5,  # the source's; datasheet replicas default to 0.64
+        prefill_efficiency=0.5,  # the source's; datasheet replicas default to 0.70
         token_budget=2048,
         step_floor_s=0.0,  # the source's step has no floor; datasheet replicas pay one
         seq_step_s=0.0,
@@ -338,13 +338,13 @@ def test_from_hardware_on_datasheets():
     assert two.kv_bytes_per_token == 2 * 80 * 8 * 128 * 2
     assert two.kv_capacity_tokens == (2 * per_gpu) // (2 * 80 * 8 * 128 * 2)
     assert two.batch == 256 and two.token_budget == 2048  # vLLM's defaults on an A100
-    assert two.prefill_flops == pytest.approx(2 * 312e12 * 0.64)
-    assert two.bandwidth == pytest.approx(2 * 2.039e12 * 0.7)
-    # two all-reduces per layer: 2 × 80 × (30 µs + 2·(1/2)·8192·2 bytes·T / 300 GB/s)
-    assert two.comm_fixed_s == pytest.approx(2 * 80 * 30e-6)
+    assert two.prefill_flops == pytest.approx(2 * 312e12 * 0.70)
+    assert two.bandwidth == pytest.approx(2 * 2.039e12 * 0.75)
+    # two all-reduces per layer: 2 × 80 × (45 µs + 2·(1/2)·8192·2 bytes·T / 300 GB/s)
+    assert two.comm_fixed_s == pytest.approx(2 * 80 * 45e-6)
     assert two.comm_per_sequence_s == pytest.approx(2 * 80 * 8192 * 2 / 300e9)
     one = ReplicaModel.from_hardware("llama-3-8b", "a100-80gb", step_floor_s=0, seq_step_s=0)
-    assert one.comm_fixed_s == 0 and one.step_s(1, 0) == pytest.approx(16.06e9 / (0.7 * 2.039e12))
+    assert one.comm_fixed_s == 0 and one.step_s(1, 0) == pytest.approx(16.06e9 / (0.75 * 2.039e12))
     # vLLM V1's defaults on the large cards: 1,024 sequences and 8,192 tokens a step
     h100 = ReplicaModel.from_hardware("llama-3-8b", "h100-sxm")
     assert (h100.batch, h100.token_budget) == (1024, 8192)
@@ -366,24 +366,24 @@ def test_the_cache_as_vllm_profiles_it():
     fp8 = ReplicaModel.from_hardware("llama-3-8b", "h100-sxm", dtype="fp8")
     assert fp8.weight_bytes == bf16.weight_bytes / 2
     assert fp8.kv_bytes_per_token == bf16.kv_bytes_per_token / 2
-    assert fp8.prefill_flops == pytest.approx(1979e12 * 0.64)  # the H100's FP8 tensor cores
+    assert fp8.prefill_flops == pytest.approx(1979e12 * 0.70)  # the H100's FP8 tensor cores
     # an A100 has none: FP8 weights are stored in 8 bits and multiplied at the 16-bit rate
     a100 = ReplicaModel.from_hardware("llama-3-8b", "a100-80gb", dtype="fp8")
-    assert a100.prefill_flops == pytest.approx(312e12 * 0.64)
+    assert a100.prefill_flops == pytest.approx(312e12 * 0.70)
     with pytest.raises(ValueError, match="dtype"):
         ReplicaModel.from_hardware("llama-3-8b", "h100-sxm", dtype="int3")
 
 
 def test_decode_turns_compute_bound_past_the_ridge():
-    # Llama-3-8B in FP8 on an H100: a step's linear layers read 8.03 GB (3.42 ms at 2.345 TB/s)
-    # or compute 2 × 8.03e9 FLOP a token at 1,267 TFLOP/s (12.7 µs): the arithmetic wins past
-    # 270 sequences, and from there a step grows by 12.7 µs a sequence whatever the bandwidth,
+    # Llama-3-8B in FP8 on an H100: a step's linear layers read 8.03 GB (3.20 ms at 2.51 TB/s)
+    # or compute 2 × 8.03e9 FLOP a token at 1,385 TFLOP/s (11.6 µs): the arithmetic wins past
+    # 276 sequences, and from there a step grows by 11.6 µs a sequence whatever the bandwidth,
     # which is why an H200 (4.8 TB/s) decodes large batches no faster than an H100
     h100 = ReplicaModel.from_hardware("llama-3-8b", "h100-sxm", dtype="fp8", seq_step_s=0.0)
     h200 = ReplicaModel.from_hardware("llama-3-8b", "h200-sxm", dtype="fp8", seq_step_s=0.0)
-    read = 8.03e9 / (3.35e12 * 0.7)
-    per_token = 2 * 8.03e9 / (1979e12 * 0.64)
-    assert read / per_token == pytest.approx(270.06, rel=1e-3)
+    read = 8.03e9 / (3.35e12 * 0.75)
+    per_token = 2 * 8.03e9 / (1979e12 * 0.70)
+    assert read / per_token == pytest.approx(275.69, rel=1e-3)
     for b in (512, 1024):
         assert float(h100.step_s(b, 0)) == pytest.approx(h100.step_floor_s + b * per_token)
         assert float(h200.step_s(b, 0)) == pytest.approx(float(h100.step_s(b, 0)))

@@ -240,7 +240,12 @@ def _base_replica(args: argparse.Namespace):
     """The replica the plan sizes: the running example, a datasheet, or a fit to measurements."""
     from dataclasses import replace
 
-    from replicaplan.serving.replica import DEFAULT_BATCH, TOKEN_BUDGET, ReplicaModel
+    from replicaplan.serving.replica import (
+        DEFAULT_BATCH,
+        TOKEN_BUDGET,
+        ReplicaModel,
+        engine_defaults,
+    )
 
     for option, value, top in (("--gpus", args.gpus, MAX_GPUS), ("--batch", args.batch, MAX_BATCH)):
         if value is not None and not 1 <= value <= top:
@@ -254,14 +259,20 @@ def _base_replica(args: argparse.Namespace):
         # the example's replica with another batch cap; the token budget at least the batch
         return replace(ReplicaModel(), batch=args.batch, token_budget=max(TOKEN_BUDGET, args.batch))
     args.gpus = args.gpus or 1
-    args.batch = args.batch or DEFAULT_BATCH  # as ReplicaModel.from_hardware
     if not args.model:
         raise ValueError("--model is required with --gpu, --tpot-point or --ttft-point")
     shape = _hardware("model", args.model)
     if not (args.gpu or fitting):
         raise ValueError("--gpu is required with --model (or measured --tpot/--ttft-point)")
     card = _hardware("gpu", args.gpu) if args.gpu else None
-    sheet = card and ReplicaModel.from_hardware(shape, card, gpus=args.gpus, batch=args.batch)
+    dtypes = {"dtype": getattr(args, "dtype", None), "kv_dtype": getattr(args, "kv_dtype", None)}
+    if (dtypes["dtype"] or dtypes["kv_dtype"]) and not card:
+        raise ValueError("--dtype and --kv-dtype need --gpu: a fit measures the server as it ran")
+    sheet = card and ReplicaModel.from_hardware(
+        shape, card, gpus=args.gpus, batch=args.batch, **dtypes
+    )
+    # vLLM V1's defaults for the card, as ReplicaModel.from_hardware takes them
+    args.batch = args.batch or (engine_defaults(card)[0] if card else DEFAULT_BATCH)
     if not fitting:
         return sheet
     tpot = [_numbers("--tpot-point", x, 3) for x in args.tpot_point or []]
@@ -846,7 +857,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _add_traffic(pl)
     pl.add_argument(
-        "--model", help="model shape: a name (llama-3-8b, llama-3-70b, example-8b) or key=value,…"
+        "--model",
+        help="model shape: a name (llama-3-8b, llama-3.1-8b, llama-3-70b, llama-3.3-70b, "
+        "llama-2-7b, llama-2-13b, example-8b) or key=value,…",
     )
     pl.add_argument(
         "--gpu", help="GPU: a name (a100-80gb, h100-sxm, h200-sxm, l40s, example) or key=value,…"
@@ -859,14 +872,29 @@ def build_parser() -> argparse.ArgumentParser:
         type=int,
         default=None,
         help=f"batch cap B (max_num_seqs), 1 to {MAX_BATCH} (default: 64 for the running "
-        "example, 256 as vLLM for a replica built from --model and --gpu or measurements)",
+        "example; vLLM V1's for the card for a replica built from --model and --gpu: 1024 on "
+        "an H100 or H200, 256 on an A100 or L40S or from measurements alone)",
+    )
+    pl.add_argument(
+        "--dtype",
+        choices=("bf16", "fp16", "fp8"),
+        default=None,
+        help="the weights' type with --model and --gpu (default: bf16); fp8 computes at the "
+        "card's FP8 peak where it has FP8 tensor cores",
+    )
+    pl.add_argument(
+        "--kv-dtype",
+        choices=("bf16", "fp16", "fp8"),
+        default=None,
+        help="the KV cache's type (default: the weights')",
     )
     pl.add_argument(
         "--token-budget",
         type=int,
         default=None,
         help=f"tokens one step carries (max_num_batched_tokens), the batch cap to "
-        f"{MAX_TOKEN_BUDGET:,} (default: 2048, or the batch cap if larger)",
+        f"{MAX_TOKEN_BUDGET:,} (default: vLLM V1's for the card, 8192 on an H100 or H200 and "
+        "2048 elsewhere, or the batch cap if larger)",
     )
     pl.add_argument(
         "--prefill",
@@ -911,7 +939,8 @@ def build_parser() -> argparse.ArgumentParser:
     se.add_argument(
         "--model",
         required=True,
-        help="model shape: a name (llama-3-8b, llama-3-70b) or key=value,…",
+        help="model shape: a name (llama-3-8b, llama-3.1-8b, llama-3-70b, llama-3.3-70b, "
+        "llama-2-7b, llama-2-13b) or key=value,…",
     )
     from replicaplan.planner import grid as grid_defaults  # names only: imports no model
 

@@ -326,16 +326,15 @@ _EXAMPLE_MBU = roofline.mbu(
     EXAMPLE.peak_bandwidth,
 )
 _EXAMPLE_PREFILL_EFFICIENCY = 0.5
-PREFILL_EFFICIENCY = 0.64
+PREFILL_EFFICIENCY = 0.70
 """Share of the dense peak a datasheet replica's matrix products reach. Vidur's published kernel
 profiles of Llama-3-8B on an A100 (microsoft/vidur, data/profiling/compute/a100/
 meta-llama/Meta-Llama-3-8B/mlp.csv) time the linear layers of a 32,768-token batch at 61.7 ms a
-layer (QKV 7.2, output 4.9, gated up 33.0, down 16.6), 0.74 of the 312 TFLOP/s peak; with
-norms, activations and the smaller matrices of shorter steps a whole step comes to about 0.64.
-The running example keeps the source's 0.5."""
-BANDWIDTH_EFFICIENCY = 0.7
-"""Share of the peak memory bandwidth a decode step's reads reach (the model bandwidth
-utilization well-tuned engines reach on one GPU, Agarwal et al. 2023)."""
+layer (QKV 7.2, output 4.9, gated up 33.0, down 16.6), 0.74 of the 312 TFLOP/s peak; smaller
+steps reach a little less. The running example keeps the source's 0.5."""
+BANDWIDTH_EFFICIENCY = 0.75
+"""Share of the peak memory bandwidth a step's reads reach (the model bandwidth utilization
+well-tuned engines reach on one GPU, 0.6 to 0.8 in Agarwal et al. 2023)."""
 MEMORY_UTILIZATION = 0.9
 """vLLM's default ``gpu_memory_utilization``: the share of GPU memory the engine may take."""
 
@@ -353,19 +352,24 @@ token budget, and its activations grow with the tokens and the width. CUDA graph
 after the cache is allocated, out of the memory ``gpu_memory_utilization`` leaves over."""
 
 
-# Vidur's CPU profile of vLLM serving Llama-2-7B on one A100 (microsoft/vidur,
-# data/profiling/a100/cpu_overheads.csv): scheduling, the sampler and the preparation of a
-# step's inputs take 0.165 + 0.879 + 0.352 = 1.396 ms a step at a batch of 8 and
-# 0.854 + 1.320 + 1.323 = 3.497 ms at 64; the output processing, which V1 overlaps with the
-# next step, is left out
-_CPU_PROFILE = ((8, 1.396e-3), (64, 3.497e-3))
-SEQ_STEP_S = (_CPU_PROFILE[1][1] - _CPU_PROFILE[0][1]) / (_CPU_PROFILE[1][0] - _CPU_PROFILE[0][0])
-"""t_seq of a datasheet replica: the profile's time per sequence of the batch (37.5 µs)."""
-STEP_FLOOR_S = _CPU_PROFILE[0][1] - _CPU_PROFILE[0][0] * SEQ_STEP_S
-"""t_0 of a datasheet replica: the profile's time of a step at no sequence (1.1 ms)."""
-ALLREDUCE_LATENCY_S = 30e-6
-"""Latency of one small all-reduce: Vidur's NCCL profile on a DGX H100 gives a median of 20 to
-37 µs (about 30) for messages up to 64 KiB (data/profiling/network/h100_dgx/all_reduce.csv)."""
+# The engine constants of a datasheet replica. Five numbers that no datasheet gives (the step's
+# floor, its time per sequence, the latency of an all-reduce, and the shares of the peak FLOP/s
+# and bandwidth reached) are chosen once against the published measurements in
+# benchmarks/published (TensorRT-LLM's performance tables, NeMo's Llama-2 latencies, vLLM
+# benchmark results); ``simulation.published`` compares every row, and the chapter "How much a
+# replica holds" shows the error that is left. Each lies where independent profiles put it:
+STEP_FLOOR_S = 2e-3
+"""t_0 of a datasheet replica: 2 ms a step (launches, scheduling, sampling). Vidur's CPU profile of
+vLLM V0 serving Llama-2-7B on an A100 (microsoft/vidur, data/profiling/a100/cpu_overheads.csv)
+puts scheduling, sampling and input preparation at 1.4 ms a step at a batch of 8."""
+SEQ_STEP_S = 2e-6
+"""t_seq of a datasheet replica: 2 µs a decoded sequence. The same V0 profile grows by 37 µs a
+sequence, work that V1 and TensorRT-LLM overlap with the GPU: at that rate a batch of 1,024 would
+spend 38 ms a step on the CPU, and the published saturation throughputs would be out of reach."""
+ALLREDUCE_LATENCY_S = 45e-6
+"""Latency of one small all-reduce with its kernel launch: Vidur's NCCL profile on a DGX H100
+gives 20 to 37 µs for messages up to 64 KiB (data/profiling/network/h100_dgx/all_reduce.csv)
+before the launch."""
 
 
 def kv_cache_bytes_per_gpu(
