@@ -63,7 +63,12 @@ def test_capacity_json_shape(capsys):
     out = json.loads(capsys.readouterr().out)
     assert out["quota"] == 0.9 and 6.0 < out["mu_star"] < 12.0
     lo, hi = out["bracket"]
-    assert hi - lo <= 0.02 and out["mu_star"] == (lo + hi) / 2
+    assert hi - lo <= 0.02  # the grid's own bisection
+    # μ* the mean of its independent replications, five or more
+    assert len(out["replicas"]) >= 5 and out["mu_star"] == pytest.approx(np.mean(out["replicas"]))
+    with pytest.raises(SystemExit):
+        main(["capacity", "--rates", "6,12", "--precision", "0"])
+    assert "--precision must be a number in (0, 1)" in capsys.readouterr().err
     assert [p["rate"] for p in out["points"]] == [6.0, 12.0]
     assert all({"rate", "conformance", "stderr"} <= set(p) for p in out["points"])
 
@@ -259,7 +264,8 @@ def test_a_replica_by_name_and_one_fitted_to_its_own_timings_agree(capsys):
     ]
     assert main([*base, "--gpu", "a100-80gb", *points]) == 0
     fitted = json.loads(capsys.readouterr().out)
-    assert fitted["mu_star_rps"] == pytest.approx(by_name["mu_star_rps"], rel=1e-3)
+    # two decode points cannot tell t_seq (2 µs a sequence) from the bandwidth: within 0.5 %
+    assert fitted["mu_star_rps"] == pytest.approx(by_name["mu_star_rps"], rel=5e-3)
     # and the A100 replica is not the running example's
     assert main(["plan", "--log", str(SAMPLE_LOG), "--json"]) == 0
     example = json.loads(capsys.readouterr().out)
@@ -296,7 +302,10 @@ def test_the_command_builds_the_replica_python_builds(capsys):
 
 
 def test_a_gpu_spelled_out_equals_the_named_one(capsys):
-    base = ["plan", "--log", str(SAMPLE_LOG), "--json", "--model", "llama-3-8b", "--gpu"]
+    # vLLM picks its batch defaults by the device's name and memory (an A100 keeps the small
+    # ones); a card spelled out has no name, so both runs state the A100's 256 and 2,048
+    base = ["plan", "--log", str(SAMPLE_LOG), "--json", "--model", "llama-3-8b"]
+    base += ["--batch", "256", "--token-budget", "2048", "--gpu"]
     assert main([*base, "a100-80gb"]) == 0
     named = json.loads(capsys.readouterr().out)
     spec = (

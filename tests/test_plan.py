@@ -409,7 +409,7 @@ def test_a_target_too_small_to_hold_becomes_the_kv_cache_tokens():
     high = 1.05 * ell * (p.point.mean_prompt + p.point.mean_output)
     assert low <= tokens <= high
     assert manifest.parse_quantity(metric["target"]["averageValue"]) == pytest.approx(tokens, 1e-3)
-    assert p.hpa_run.scale_changes > 2
+    assert p.hpa_run.scale_changes >= 2  # up with the hour's traffic and down again
 
 
 def test_the_weekday_median_beats_the_pooled_mean_on_a_week_it_has_not_seen():

@@ -239,10 +239,10 @@ def phase_prices(
 
 def phase_seconds(model: ReplicaModel, batch: float | None = None) -> tuple[float, float]:
     """Seconds of a replica an input token and an output token take: 2 N_p/F_ach (its share of
-    the prefill compute) and TPOT(b)/b (its share of a decode step with b sequences, the full
-    batch unless ``batch`` is given; b may be fractional, a mean)."""
+    the arithmetic of the step that computes it) and TPOT(b)/b (its share of a decode step with
+    b sequences, the full batch unless ``batch`` is given; b may be fractional, a mean)."""
     b = model.batch if batch is None else _check.positive("batch", batch)
-    return float(model.prefill_s(1) - model.prefill_floor_s), float(model.tpot(b)) / b
+    return 2 * model.params / model.prefill_flops, float(model.tpot(b)) / b
 
 
 def split_by_phase(

@@ -35,6 +35,21 @@ def _day(args: argparse.Namespace) -> str:
     )
 
 
+def _fraction_arg(option: str):
+    """An argparse type: a number in (0, 1), refused by the option's name."""
+
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            value = float("nan")
+        if not 0 < value < 1:
+            raise argparse.ArgumentTypeError(f"{option} must be a number in (0, 1), got {text!r}")
+        return value
+
+    return parse
+
+
 def _grid(text: str) -> list[float]:
     """'a:b:step' (inclusive of b) or a comma-separated list of rates."""
     try:
@@ -70,6 +85,7 @@ def _capacity(args: argparse.Namespace) -> str:
             quota=args.quota,
             seed=args.seed,
             resolution=args.resolution,
+            precision=args.precision,
         )
         closed_form = queueing.mm1_capacity(args.mu, args.tau, args.quota)
         slo = f"M/M/1, mu = {args.mu:g} req/s, residence <= {args.tau:g} s"
@@ -83,6 +99,7 @@ def _capacity(args: argparse.Namespace) -> str:
             tpot_slo_s=args.tpot_slo,
             seed=args.seed,
             resolution=args.resolution,
+            precision=args.precision,
         )
         slo = (
             f"batching replica, {args.mix} lengths, TTFT <= {args.ttft_slo:g} s, "
@@ -99,9 +116,18 @@ def _capacity(args: argparse.Namespace) -> str:
         lines.append(f"{p.rate:8.3f} {p.conformance:9.3f} {p.stderr:8.4f} {p.stderr_batch:9.4f}")
     if sweep.bracketed:
         lines.append(
-            f"mu* = {sweep.mu_star:.3f} req/s ± {sweep.resolution:.3f} (bisection, "
+            f"mu* = {sweep.mu_star:.3f} req/s ± {sweep.mu_star_stderr:.3f} (1 standard error, "
+            f"{len(sweep.replicas)} independent replications; bisection to "
+            f"{sweep.resolution:.3f}, {len(sweep.probes)} probes)"
+            if sweep.replicas
+            else f"mu* = {sweep.mu_star:.3f} req/s ± {sweep.resolution:.3f} (bisection, "
             f"{len(sweep.probes)} probes) ± {sweep.mu_star_stderr:.3f} (1 standard error)"
         )
+        if sweep.replicas and sweep.mu_star_stderr > args.precision * sweep.mu_star:
+            lines.append(
+                f"note: --precision {args.precision:g} not reached in {len(sweep.replicas)} "
+                "replications (the most it runs); give more --requests"
+            )
     else:
         reason = sweep.not_bracketed_reason().replace("the grid of rates", "--rates")
         lines.append(f"no mu* in this range: {reason}")
@@ -758,6 +784,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="request lengths: the Azure conversation mix or identical requests",
     )
     cap.add_argument("--requests", type=int, default=5000, help="requests per rate (default: 5000)")
+    cap.add_argument(
+        "--precision",
+        type=_fraction_arg("--precision"),
+        default=0.02,
+        help="relative standard error of mu* to reach with independent replications, in (0, 1) "
+        "(default: 0.02; at least 5 and at most 12 replications)",
+    )
     cap.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
     cap.add_argument("--json", action="store_true", help="print JSON instead of the table")
     cap.set_defaults(run=_capacity)

@@ -7,7 +7,7 @@ Layer: planner.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -59,8 +59,10 @@ def operating_point(
     """μ*, ρ*μ*, W̄ and L* of ``model`` on the length mix of ``trace`` (a log, or a mix).
 
     The sweep's grid spans 10 % to 130 % of the raw rate a full batch completes at the log's
-    mean prompt and answer lengths (``ReplicaModel.raw_capacity_rps``); a grid that does not
-    bracket μ* (promises no load can meet, for instance) is an error that says why. The grid has
+    mean prompt and answer lengths and its own context (``ReplicaModel.raw_capacity_rps``),
+    widened (260 %, 520 %, 1,040 %) while its top still meets the promises, as a log of short
+    requests does; a grid that does not bracket μ* (promises no load can meet, for instance) is
+    an error that says why. The grid has
     ``grid_points`` rates; the bisection between them stops at 0.02 req/s, or at
     ``resolution_share`` of the raw rate when given (the configuration search's screening).
     """
@@ -74,23 +76,31 @@ def operating_point(
         raise ValueError("trace must be a TraceFile (loadgen.read_trace) or a LengthMix")
     model = model or ReplicaModel()
     target_utilization = _check.fraction("target_utilization", target_utilization)
-    raw = model.raw_capacity_rps(mean_output, mean_prompt)
+    # the raw rate at the log's own context (its mean prompt and half its mean answer), not the
+    # running example's 2,000 tokens a sequence
+    context = mean_prompt + mean_output / 2
+    raw = replace(model, context_tokens=context).raw_capacity_rps(mean_output, mean_prompt)
     grid_points = _check.integer("grid_points", grid_points, minimum=2)
-    grid = np.round(np.linspace(0.1, 1.3, grid_points) * raw, 4)
-    extra = {}
-    if resolution_share is not None:  # μ* found to this share of the raw rate, not 0.02 req/s
-        extra["resolution"] = _check.fraction("resolution_share", resolution_share) * raw
-    sweep = replica_sweep(
-        grid,
-        model=model,
-        mix=mix,
-        n_requests=n_requests,
-        quota=quota,
-        ttft_slo_s=ttft_slo_s,
-        tpot_slo_s=tpot_slo_s,
-        seed=seed,
-        **extra,
-    )
+    top = 1.3
+    for _ in range(4):  # a grid whose top still meets the promises is widened, up to 10.4x
+        grid = np.round(np.linspace(0.1, top, grid_points) * raw, 4)
+        extra = {}
+        if resolution_share is not None:  # μ* found to this share of the raw rate
+            extra["resolution"] = _check.fraction("resolution_share", resolution_share) * raw
+        sweep = replica_sweep(
+            grid,
+            model=model,
+            mix=mix,
+            n_requests=n_requests,
+            quota=quota,
+            ttft_slo_s=ttft_slo_s,
+            tpot_slo_s=tpot_slo_s,
+            seed=seed,
+            **extra,
+        )
+        if sweep.bracketed or sweep.points[0].conformance < quota:
+            break
+        top *= 2
     if not sweep.bracketed:
         low = sweep.points[0].conformance < quota
         raise ValueError(
@@ -99,7 +109,8 @@ def operating_point(
                 f"are not met even at {grid[0]} req/s, 10 % of the replica's raw rate: "
                 "no load meets them; loosen the promises or use a faster replica"
                 if low
-                else f"are still met at {grid[-1]} req/s, 130 % of the raw rate: check the model"
+                else f"are still met at {grid[-1]} req/s, {top:.0%} of the raw rate: check the "
+                "model"
             )
         )
     mu_star = sweep.require_mu_star()

@@ -11,6 +11,7 @@ the batching replica (``replica``) and on the textbook M/M/1 server (``queueing`
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -68,6 +69,9 @@ class Sweep:
     bracket: tuple | None = None
     """(lo, hi): the last rate found to meet the quota and the first found not to; None when the
     grid does not bracket μ*."""
+    replicas: tuple = ()
+    """μ* of each independent replication (other random draws of the same lengths and
+    arrivals, ``replicate``); empty when the sweep was not replicated."""
 
     @property
     def bracketed(self) -> bool:
@@ -76,8 +80,13 @@ class Sweep:
 
     @property
     def mu_star(self) -> float | None:
-        """μ*: the middle of the final bracket; None when the grid does not bracket it."""
-        return None if self.bracket is None else 0.5 * (self.bracket[0] + self.bracket[1])
+        """μ*: the mean of the replications' μ* when the sweep was replicated, else the middle of
+        the final bracket; None when the grid does not bracket it."""
+        if self.bracket is None:
+            return None
+        if len(self.replicas) >= 2:
+            return float(np.mean(self.replicas))
+        return 0.5 * (self.bracket[0] + self.bracket[1])
 
     @property
     def resolution(self) -> float | None:
@@ -86,10 +95,15 @@ class Sweep:
 
     @property
     def mu_star_stderr(self) -> float | None:
-        """Statistical error of μ*: the batch-means error of the conformance near μ*, divided
-        by the slope of the conformance curve across the grid interval that brackets μ*."""
+        """Statistical error of μ*. Replicated: the spread of the replications' μ*, s/√R, scaled
+        by t_{0.975, R−1}/2 so that μ* ± 2 SE is Student's 95 % interval for R replications.
+        Otherwise the batch-means error of the conformance near μ* divided by the slope of the
+        curve across the grid interval around it, which misses the error of the rate at which
+        the curve crosses the quota (it varies with the draw as a whole)."""
         if self.bracket is None:
             return None
+        if len(self.replicas) >= 2:
+            return replicated_stderr(self.replicas)
         rates = [p.rate for p in self.points]
         i = max(k for k, p in enumerate(self.points) if p.rate <= self.bracket[0])
         i = min(i, len(rates) - 2)
@@ -137,6 +151,7 @@ class Sweep:
             "mu_star_resolution": self.resolution,
             "mu_star_stderr": self.mu_star_stderr,
             "bracket": list(self.bracket) if self.bracket else None,
+            "replicas": list(self.replicas),
             "not_bracketed": self.not_bracketed_reason(),
             "quota": self.quota,
             "points": [row(p) for p in self.points],
@@ -172,6 +187,65 @@ def search(
     return Sweep(points, quota, tuple(probes), (lo, hi))
 
 
+PRECISION = 0.02
+"""Default relative standard error of μ* that ``replicate`` runs until (2 %)."""
+MAX_REPLICATIONS = 12
+"""The most independent replications ``replicate`` runs before it says the precision was not
+reached."""
+MIN_REPLICATIONS = 5
+_T975 = (math.nan, 12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201)
+"""Student's t_{0.975, ν} for ν = 1 … 11 degrees of freedom (any table of the t distribution)."""
+
+
+def replicated_stderr(values) -> float:
+    """s/√R × t_{0.975, R−1}/2: the standard error of a mean of R independent estimates, scaled so
+    that ± 2 of it is Student's 95 % interval (for R = 3: 2.15 s/√R; large R: s/√R)."""
+    values = np.asarray(values, dtype=float)
+    r = values.size
+    t975 = _T975[r - 1] if r - 1 < len(_T975) else 1.96
+    return float(values.std(ddof=1) / np.sqrt(r) * t975 / 2)
+
+
+def replicate(
+    sweep: Sweep, measure_for, resolution: float, precision: float | None = PRECISION
+) -> Sweep:
+    """``sweep`` with μ* measured again on independent draws until its standard error is at most
+    ``precision`` of μ* (at least ``MIN_REPLICATIONS``, at most ``MAX_REPLICATIONS``).
+
+    ``measure_for(r)`` is the ``measure`` of replication r (r ≥ 1: other random draws). Each
+    replication bisects for μ* between 0.8 and 1.2 times the first sweep's (widened when the
+    crossing lies outside) to ``resolution``. None, or a sweep that is not bracketed, returns
+    ``sweep`` unchanged.
+    """
+    if precision is None or not sweep.bracketed:
+        return sweep
+    precision = _check.fraction("precision", precision)
+    first = 0.5 * (sweep.bracket[0] + sweep.bracket[1])
+    found: list[float] = []  # the grid's own crossing is left out: the highest grid rate that
+    # meets the quota is picked among noisy points, which leans it upwards
+    r = 0
+    while len(found) < MIN_REPLICATIONS or (
+        replicated_stderr(found) > precision * float(np.mean(found))
+        and len(found) < MAX_REPLICATIONS
+    ):
+        r += 1
+        measure = measure_for(r)
+        lo, hi = 0.8 * first, 1.2 * first
+        for _ in range(8):
+            if measure(lo).conformance >= sweep.quota:
+                break
+            lo, hi = 0.6 * lo, lo
+        for _ in range(8):
+            if measure(hi).conformance < sweep.quota:
+                break
+            lo, hi = hi, 1.5 * hi
+        while hi - lo > resolution:
+            mid = 0.5 * (lo + hi)
+            lo, hi = (mid, hi) if measure(mid).conformance >= sweep.quota else (lo, mid)
+        found.append(0.5 * (lo + hi))
+    return Sweep(sweep.points, sweep.quota, sweep.probes, sweep.bracket, tuple(found))
+
+
 def _grid(rates) -> list[float]:
     arr = np.asarray(rates, dtype=float)
     if arr.ndim != 1 or arr.size == 0:
@@ -203,6 +277,7 @@ def replica_sweep(
     cv: float = 1.0,
     seed: int = 0,
     resolution: float = 0.02,
+    precision: float | None = PRECISION,
 ) -> Sweep:
     """Open-loop sweep of a batching replica: Poisson arrivals, or gamma gaps when ``cv`` ≠ 1.
 
@@ -210,7 +285,9 @@ def replica_sweep(
     request at the Azure mix's mean lengths. The first ``warmup`` share of requests at each
     rate is discarded; the same seed gives the same lengths at every rate (common random
     numbers), so the curve is smooth in λ. ``cv`` is the coefficient of variation of the gaps
-    between arrivals (1: Poisson; above 1: bursts).
+    between arrivals (1: Poisson; above 1: bursts). μ* is then measured again on independent
+    draws of lengths and arrivals until its standard error is ``precision`` of it (``replicate``;
+    None for the one sweep).
     """
     grid = _grid(rates)
     cv = _check.positive("cv", cv)
@@ -220,24 +297,41 @@ def replica_sweep(
     model = model or ReplicaModel()
     if mix == "identical":
         prompt, output = identical(n_requests, *AZURE_CONVERSATION.mean())
+        draw = None
     elif isinstance(mix, LengthMix):
-        prompt, output = mix.sample(n_requests, np.random.default_rng(seed))
+        draw = mix
     elif mix == "azure":
-        prompt, output = AZURE_CONVERSATION.sample(n_requests, np.random.default_rng(seed))
+        draw = AZURE_CONVERSATION
     else:
         raise ValueError(f"mix must be a LengthMix, 'azure' or 'identical', got {mix!r}")
+    if draw is not None:
+        prompt, output = draw.sample(n_requests, np.random.default_rng(seed))
 
-    def measure(rate: float) -> Point:
-        rng = np.random.default_rng([seed, 1])
-        arrival = (
-            poisson_arrivals(rate, n_requests, rng)
-            if cv == 1.0
-            else gamma_arrivals(rate, cv, n_requests, rng)
+    def measure_with(lengths, arrivals_seed):
+        def measure(rate: float) -> Point:
+            rng = np.random.default_rng(arrivals_seed)
+            arrival = (
+                poisson_arrivals(rate, n_requests, rng)
+                if cv == 1.0
+                else gamma_arrivals(rate, cv, n_requests, rng)
+            )
+            trace = simulate_open(model, arrival, *lengths).window(skip)
+            return _point(rate, trace.meets(ttft_slo_s, tpot_slo_s))
+
+        return measure
+
+    def measure_for(r: int):
+        lengths = (
+            (prompt, output)
+            if draw is None
+            else draw.sample(n_requests, np.random.default_rng([seed, 2, r]))
         )
-        trace = simulate_open(model, arrival, prompt, output).window(skip)
-        return _point(rate, trace.meets(ttft_slo_s, tpot_slo_s))
+        return measure_with(lengths, [seed, 3, r])
 
-    return search(measure, grid, quota, resolution, parallel=True)
+    sweep = search(
+        measure_with((prompt, output), [seed, 1]), grid, quota, resolution, parallel=True
+    )
+    return replicate(sweep, measure_for, resolution, precision)
 
 
 def mm1_sweep(
@@ -250,6 +344,7 @@ def mm1_sweep(
     quota: float = QUOTA,
     seed: int = 0,
     resolution: float = 0.02,
+    precision: float | None = PRECISION,
 ) -> Sweep:
     """The same sweep on the textbook one-at-a-time exponential server (M/M/1).
 
@@ -261,11 +356,17 @@ def mm1_sweep(
     mu = _check.positive("mu", mu)
     tau = _check.positive("tau", tau)
 
-    def measure(rate: float) -> Point:
-        residence = simulate_mm1(rate, mu, n_requests, np.random.default_rng([seed, 0]))
-        return _point(rate, residence[skip:] <= tau)
+    def measure_for(r: int):
+        key = [seed, 0] if r == 0 else [seed, 0, r]
 
-    return search(measure, grid, quota, resolution)
+        def measure(rate: float) -> Point:
+            residence = simulate_mm1(rate, mu, n_requests, np.random.default_rng(key))
+            return _point(rate, residence[skip:] <= tau)
+
+        return measure
+
+    sweep = search(measure_for(0), grid, quota, resolution)
+    return replicate(sweep, measure_for, resolution, precision)
 
 
 def _point(rate: float, met: np.ndarray) -> Point:
