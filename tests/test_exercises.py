@@ -154,11 +154,11 @@ def test_plan_your_fleet_prose():
     # busier, it is not; at the busiest the cheapest per hour is the dearest per token, and the
     # answer is the configuration with the lowest price of capacity gC/mu*
     assert g["q1_same"] == 1 and round(g["q1_best_h"]) == 1
-    assert g["q6_same"] == 0 and g["q6_best_tok"] < g["q6_cheap_tok"]
-    assert g["q6_best_h"] < g["q6_cheap_h"] and g["q6_best_hour"] > g["q6_cheap_hour"]
+    assert g["q6_same"] == 1  # six times the hour: the cheapest box still does the work
+    assert g["q6_best_h"] == g["q6_cheap_h"] and g["q6_best_hour"] == g["q6_cheap_hour"]
     assert g["q30_same"] == 0 and g["q30_cheap_dearest"] == 1 and g["q_cap_best_is_answer"] == 1
     # the code trace: "the answer is" two H100s, holding more than twice one H100's rate
-    assert g["c_best_is_h100x2"] == 1 and g["c_ratio"] > 2 and g["c_prompt"] > 10 * g["c_answer"]
+    assert g["c_best_is_h100x1"] == 1 and g["c_ratio"] > 2 and g["c_prompt"] > 10 * g["c_answer"]
 
 
 def test_capacity_prose():
@@ -174,13 +174,13 @@ def test_capacity_prose():
 
 
 def test_capacity_chunking_prose():
-    """ "The capacity hardly moves"; the mean gap is the same either way; the first token comes
-    later with chunks, at the median and at the 90th percentile."""
+    """ "Chunks buy capacity"; the 90th percentile of TPOT is lower with them; the first token
+    comes a little later at the median and far earlier at the 90th percentile."""
     g = glued("capacity")
-    assert g["mu_apart"] == pytest.approx(g["mu_real"], rel=0.02)
-    assert g["chunked_tpot90_ms"] == pytest.approx(g["apart_tpot90_ms"], rel=0.02)
-    assert g["chunked_ttft50_ms"] > g["apart_ttft50_ms"]
-    assert g["chunked_ttft90_ms"] > g["apart_ttft90_ms"]
+    assert g["mu_real"] > 1.05 * g["mu_apart"]
+    assert g["chunked_tpot90_ms"] < g["apart_tpot90_ms"]
+    assert g["apart_ttft50_ms"] < g["chunked_ttft50_ms"] < 1.2 * g["apart_ttft50_ms"]
+    assert g["chunked_ttft90_ms"] < 0.5 * g["apart_ttft90_ms"]
 
 
 def test_time_to_start_prose():
@@ -209,6 +209,7 @@ def test_utilization_prose():
     m_kv_mha = 2 * 32 * 32 * 128 * 2  # K and V, 32 layers, 32 heads of 128 values, 2 bytes
     assert g["mha_kv_gb"] == pytest.approx(64 * 2000 * m_kv_mha / 1e9)  # 67.1 GB
     assert g["mha_total_gb"] == pytest.approx(g["mha_kv_gb"] + 16)
-    # more than vLLM's 90 % of the H100's 80 GiB (77.3 GB), which is all an engine takes
-    assert g["mha_total_gb"] > g["gpu_usable_gb"] == pytest.approx(0.9 * 80 * 2**30 / 1e9)
-    assert g["gpu_gib"] == 80
+    # more than vLLM's 90 % of the H100's 79.22 GiB as the engine sees it (76.6 GB), which is
+    # all an engine takes
+    assert g["mha_total_gb"] > g["gpu_usable_gb"] == pytest.approx(0.9 * 79.22 * 2**30 / 1e9)
+    assert g["gpu_gib"] == 79.22  # what vLLM's memory profile reports on an H100

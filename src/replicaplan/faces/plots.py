@@ -606,3 +606,41 @@ def plot_search(outcomes, best=None, *, currency: str = "USD"):
     axes[0].legend(loc="upper right", ncol=2)
     fig.tight_layout()
     return fig
+
+
+REGIME_STYLE = {
+    "saturation": ("o", "#0072B2"),
+    "prefill-heavy": ("s", "#D55E00"),
+    "low-load": ("^", "#009E73"),
+}
+"""Marker and colour (Okabe-Ito, safe for colour-blind readers) of each regime of the published
+set: the marker tells them apart without the colour."""
+
+
+@styled
+def plot_published(results, *, band: float = 1.25):
+    """Predicted against published, each in its own unit (tokens/s or ms), on log axes: the
+    diagonal and the ``band``× band around it; one marker shape and colour per regime."""
+    fig, ax = plt.subplots(figsize=(WIDTH_IN, 6.0))
+    published = np.array([m.published for m, _, _ in results])
+    lo, hi = published.min() / 2, published.max() * 2
+    line = np.array([lo, hi])
+    ax.fill_between(line, line / band, line * band, color="grey", alpha=0.2, lw=0,
+                    label=f"within {band:g}×")  # fmt: skip
+    ax.plot(line, line, color="black", lw=1, label="predicted = published")
+    for regime, (marker, colour) in REGIME_STYLE.items():
+        rows = [(m.published, p) for m, p, _ in results if m.regime == regime]
+        if rows:
+            x, y = np.array(rows).T
+            ax.scatter(x, y, marker=marker, s=28, color=colour, label=regime, zorder=3)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlim(lo, hi)
+    ax.set_ylim(lo, hi)
+    _plain_log(ax, "x")
+    _plain_log(ax, "y")
+    ax.set_xlabel("published (tokens/s or ms)")
+    ax.set_ylabel("predicted by the datasheet replica")
+    _legend_below(fig, ax, ncol=3)
+    fig.tight_layout(rect=(0, 0.12, 1, 1))
+    return fig

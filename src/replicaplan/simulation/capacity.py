@@ -72,6 +72,15 @@ class Sweep:
     replicas: tuple = ()
     """μ* of each independent replication (other random draws of the same lengths and
     arrivals, ``replicate``); empty when the sweep was not replicated."""
+    precision: float | None = None
+    """The relative standard error the replications were run for (None: not replicated)."""
+
+    @property
+    def precision_reached(self) -> bool | None:
+        """Whether the standard error of μ* is within ``precision`` of it (None: not asked)."""
+        if self.precision is None or self.mu_star is None:
+            return None
+        return self.mu_star_stderr <= self.precision * self.mu_star * (1 + 1e-12)
 
     @property
     def bracketed(self) -> bool:
@@ -103,7 +112,7 @@ class Sweep:
         if self.bracket is None:
             return None
         if len(self.replicas) >= 2:
-            return replicated_stderr(self.replicas)
+            return replicated_stderr(self.replicas, pilot=MIN_REPLICATIONS)
         rates = [p.rate for p in self.points]
         i = max(k for k, p in enumerate(self.points) if p.rate <= self.bracket[0])
         i = min(i, len(rates) - 2)
@@ -152,6 +161,8 @@ class Sweep:
             "mu_star_stderr": self.mu_star_stderr,
             "bracket": list(self.bracket) if self.bracket else None,
             "replicas": list(self.replicas),
+            "precision": self.precision,
+            "precision_reached": self.precision_reached,
             "not_bracketed": self.not_bracketed_reason(),
             "quota": self.quota,
             "points": [row(p) for p in self.points],
@@ -197,20 +208,35 @@ _T975 = (math.nan, 12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.26
 """Student's t_{0.975, ν} for ν = 1 … 11 degrees of freedom (any table of the t distribution)."""
 
 
-def replicated_stderr(values) -> float:
-    """s/√R × t_{0.975, R−1}/2: the standard error of a mean of R independent estimates, scaled so
-    that ± 2 of it is Student's 95 % interval (for R = 3: 2.15 s/√R; large R: s/√R)."""
+def replicated_stderr(values, pilot: int | None = None) -> float:
+    """The standard error of the mean of R independent estimates, scaled so that ± 2 of it is a
+    95 % interval: t_{0.975, ν} s/√R / 2, with s and ν = n₀ − 1 from the first ``pilot`` = n₀
+    estimates (Stein's two-stage interval, exact for normal estimates whatever R the pilot
+    chose), or from all of them when ``pilot`` is None (for R = 3: 2.15 s/√R)."""
     values = np.asarray(values, dtype=float)
     r = values.size
-    t975 = _T975[r - 1] if r - 1 < len(_T975) else 1.96
-    return float(values.std(ddof=1) / np.sqrt(r) * t975 / 2)
+    first = values if pilot is None else values[:pilot]
+    t975 = _T975[first.size - 1] if first.size - 1 < len(_T975) else 1.96
+    return float(first.std(ddof=1) / np.sqrt(r) * t975 / 2)
+
+
+def replications_needed(pilot, precision: float) -> int:
+    """Stein's second stage: the fewest replications R whose interval t s/√R / 2 from the
+    ``pilot`` estimates is at most ``precision`` of their mean (at least the pilot's, at most
+    ``MAX_REPLICATIONS``)."""
+    pilot = np.asarray(pilot, dtype=float)
+    t975 = _T975[pilot.size - 1]
+    wanted = (t975 * pilot.std(ddof=1) / (2 * precision * pilot.mean())) ** 2
+    return int(min(MAX_REPLICATIONS, max(pilot.size, math.ceil(wanted))))
 
 
 def replicate(
     sweep: Sweep, measure_for, resolution: float, precision: float | None = PRECISION
 ) -> Sweep:
-    """``sweep`` with μ* measured again on independent draws until its standard error is at most
-    ``precision`` of μ* (at least ``MIN_REPLICATIONS``, at most ``MAX_REPLICATIONS``).
+    """``sweep`` with μ* measured again on independent draws, in two stages (Stein's): a pilot
+    of ``MIN_REPLICATIONS``, then as many more as the pilot's spread says a standard error of
+    ``precision`` of μ* needs (at most ``MAX_REPLICATIONS`` in all; ``Sweep.precision_reached``
+    says whether that was enough).
 
     ``measure_for(r)`` is the ``measure`` of replication r (r ≥ 1: other random draws). Each
     replication bisects for μ* between 0.8 and 1.2 times the first sweep's (widened when the
@@ -221,14 +247,8 @@ def replicate(
         return sweep
     precision = _check.fraction("precision", precision)
     first = 0.5 * (sweep.bracket[0] + sweep.bracket[1])
-    found: list[float] = []  # the grid's own crossing is left out: the highest grid rate that
-    # meets the quota is picked among noisy points, which leans it upwards
-    r = 0
-    while len(found) < MIN_REPLICATIONS or (
-        replicated_stderr(found) > precision * float(np.mean(found))
-        and len(found) < MAX_REPLICATIONS
-    ):
-        r += 1
+
+    def one(r: int) -> float:
         measure = measure_for(r)
         lo, hi = 0.8 * first, 1.2 * first
         for _ in range(8):
@@ -242,8 +262,14 @@ def replicate(
         while hi - lo > resolution:
             mid = 0.5 * (lo + hi)
             lo, hi = (mid, hi) if measure(mid).conformance >= sweep.quota else (lo, mid)
-        found.append(0.5 * (lo + hi))
-    return Sweep(sweep.points, sweep.quota, sweep.probes, sweep.bracket, tuple(found))
+        return 0.5 * (lo + hi)
+
+    # the grid's own crossing is left out: the highest grid rate meeting the quota is picked
+    # among noisy points, which leans it upwards
+    found = [one(r) for r in range(1, MIN_REPLICATIONS + 1)]
+    total = replications_needed(found, precision)
+    found += [one(r) for r in range(MIN_REPLICATIONS + 1, total + 1)]
+    return Sweep(sweep.points, sweep.quota, sweep.probes, sweep.bracket, tuple(found), precision)
 
 
 def _grid(rates) -> list[float]:
