@@ -60,3 +60,12 @@ def test_a_broken_row_is_named(tmp_path):
     bad.write_text("\n".join([lines[0], lines[1].replace(",30000,", ",many,")]) + "\n")
     with pytest.raises(ValueError, match="row 2"):
         published.read_measurements(bad)
+
+
+def test_the_margin_a_plan_states_is_the_sets_own(results):
+    everything = published.by_regime(results)["all"]
+    stated = published.DATASHEET_ERROR
+    assert stated["rows"] == everything.rows
+    assert stated["gm_error"] == pytest.approx(everything.gm_error, abs=5e-4)
+    assert stated["within_125"] == pytest.approx(everything.within_125, abs=5e-3)
+    assert "x1.12" in published.trust_sentence("datasheet: Llama-3-8B on 1 × H100")

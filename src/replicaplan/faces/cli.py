@@ -277,6 +277,28 @@ def _base_replica(args: argparse.Namespace):
         if value is not None and not 1 <= value <= top:
             raise ValueError(f"{option} must be an integer from 1 to {top:,}, got {value}")
     fitting = bool(args.tpot_point or args.ttft_point)
+    if getattr(args, "replica", None):
+        given = [
+            flag
+            for flag, value in (
+                ("--model", args.model),
+                ("--gpu", args.gpu),
+                ("--gpus", args.gpus),
+                ("--batch", args.batch),
+                ("--dtype", getattr(args, "dtype", None)),
+                ("--tpot-point", args.tpot_point),
+                ("--ttft-point", args.ttft_point),
+            )
+            if value
+        ]
+        if given:
+            raise ValueError(f"--replica carries the whole replica: drop {', '.join(given)}")
+        from replicaplan.simulation import benchfit
+
+        try:
+            return benchfit.load(args.replica)
+        except ValueError as err:
+            raise ValueError(f"--replica: {err}") from None
     if not (args.model or args.gpu or fitting):
         if args.gpus not in (None, 1):
             raise ValueError("--gpus needs --model and --gpu: the running example is one GPU")
@@ -424,6 +446,7 @@ def _plan_of(args: argparse.Namespace, traffic, lengths, model, price):
             namespace=args.namespace,
             served_model=args.served_model,
             sensitivity=bool(args.report),
+            precision=args.precision,
         )
     except ValueError as err:  # the one bound that depends on the log: named by its flag
         if str(err).startswith("max_replicas"):
@@ -449,6 +472,54 @@ def _write(args: argparse.Namespace, p, outputs: dict, extra=None) -> list[str]:
             if extra is not None:
                 extra(folder)
     return list(outputs.values())
+
+
+def _fit(args: argparse.Namespace) -> str:
+    """``replicaplan fit``: a replica fitted to a benchmark run, printed and saved."""
+    from replicaplan.faces.files import Staging
+    from replicaplan.serving.replica import ReplicaModel
+    from replicaplan.simulation import benchfit
+
+    for option, value, top in (("--gpus", args.gpus, MAX_GPUS), ("--batch", args.batch, MAX_BATCH)):
+        if value is not None and not 1 <= value <= top:
+            raise ValueError(f"{option} must be an integer from 1 to {top:,}, got {value}")
+    shape = _hardware("model", args.model)
+    card = _hardware("gpu", args.gpu)
+    bench = benchfit.read_bench(args.bench)
+    benchfit.check_model(bench, shape)
+    start = ReplicaModel.from_hardware(
+        shape, card, gpus=args.gpus or 1, batch=args.batch, dtype=args.dtype
+    )
+    fitted = benchfit.fit(bench, start)
+    lines = [
+        f"{Path(args.bench).name}: {bench.prompt.size} requests, "
+        + (
+            f"{bench.concurrency} in flight"
+            if bench.concurrency
+            else ("sent at once" if bench.rate == float("inf") else f"{bench.rate:g} req/s")
+        ),
+        f"replica: {shape.name} on {args.gpus or 1} × {card.name}, batch {start.batch}, "
+        f"budget {start.token_budget}",
+        "fitted step (value ± standard error):",
+    ]
+    units = {
+        "step_floor_s": (1e3, "ms floor t_0"),
+        "seq_step_s": (1e6, "µs per sequence t_seq"),
+        "bandwidth": (1e-12, "TB/s achieved bandwidth B_ach"),
+        "prefill_flops": (1e-12, "TFLOP/s achieved F_ach"),
+    }
+    for name, (value, err) in fitted.params.items():
+        scale, label = units[name]
+        lines.append(f"  {value * scale:10.4g} ± {err * scale:.2g} {label}")
+    lines.append(f"residual: {fitted.residual:.4f} (rms of log fitted/measured percentiles)")
+    lines.append(f"{'':10}{'measured':>10}{'fitted':>10}")
+    for key, measured in fitted.measured.items():
+        lines.append(f"{key:10}{measured * 1e3:9.1f}ms{fitted.fitted[key] * 1e3:8.1f}ms")
+    if args.out:
+        with Staging() as out:
+            out.file(args.out, benchfit.save(fitted, args.out) + "\n")
+        lines.append(f"written: {args.out} (replicaplan plan --replica {args.out})")
+    return "\n".join(lines)
 
 
 def _plan(args: argparse.Namespace) -> str:
@@ -650,6 +721,13 @@ def _add_traffic(parser: argparse.ArgumentParser) -> None:
 def _add_fleet_options(parser: argparse.ArgumentParser) -> None:
     """What ``plan`` and ``search`` share: the promises and target, the start-up, the budget,
     the deployment's names, and the outputs."""
+    parser.add_argument(
+        "--precision",
+        type=_fraction_arg("--precision"),
+        default=0.02,
+        help="relative standard error of mu* the plan measures it to, with independent "
+        "replications, in (0, 1) (default: 0.02; at least 5 and at most 12 replications)",
+    )
     parser.add_argument("--target", type=float, default=EXAMPLE.target_utilization, help="rho*")
     _add_promises(parser)
     parser.add_argument(
@@ -956,7 +1034,31 @@ def build_parser() -> argparse.ArgumentParser:
         "GPU's on-demand list price in the catalogue; the running example's 2)",
     )
     _add_fleet_options(pl)
+    pl.add_argument(
+        "--replica",
+        help="a replica file written by `replicaplan fit` (instead of --model/--gpu/timings)",
+    )
     pl.set_defaults(run=_plan)
+
+    fi = sub.add_parser(
+        "fit",
+        help="a replica fitted to your own benchmark run (vLLM's or GuideLLM's result file)",
+        description="Reads the result of `vllm bench serve --save-result --save-detailed` or a "
+        "GuideLLM report, replays its requests through the replica of --model on --gpu under "
+        "the same load, and fits the step's floor, time per sequence, bandwidth and FLOP/s to "
+        "its TTFT and TPOT percentiles; prints each with its standard error and the residual, "
+        "and writes the replica file `plan --replica` reads.",
+    )
+    fi.add_argument("--bench", required=True, help="the benchmark's result file (JSON)")
+    fi.add_argument("--model", required=True, help="the model it served (a catalogue name)")
+    fi.add_argument("--gpu", required=True, help="the GPU it ran on (a name or key=value,…)")
+    fi.add_argument("--gpus", type=int, default=None, help="GPUs of the server (default 1)")
+    fi.add_argument(
+        "--batch", type=int, default=None, help="its max_num_seqs (default: vLLM's for the card)"
+    )
+    fi.add_argument("--dtype", choices=("bf16", "fp16", "fp8"), default=None, help="its weights")
+    fi.add_argument("--out", help="write the fitted replica here (JSON)")
+    fi.set_defaults(run=_fit)
 
     se = sub.add_parser(
         "search",

@@ -18,6 +18,7 @@ from replicaplan.autoscalers.manifest import to_yaml
 from replicaplan.faces.files import Staging
 from replicaplan.faces.report import Table, clock
 from replicaplan.planner.plan import SENSITIVITY_STARTUPS, Plan, startup_sensitivity
+from replicaplan.simulation.published import trust_sentence
 
 
 def summary(p: Plan, **context) -> dict:
@@ -31,6 +32,7 @@ def summary(p: Plan, **context) -> dict:
         "peak_minute_rps": float(p.rate.max()),
         "mean_prompt_tokens": op.mean_prompt,
         "mean_output_tokens": op.mean_output,
+        "replica": p.replica_source,
         "mu_star_rps": op.mu_star,
         "mu_star_stderr_rps": op.mu_star_stderr,
         "target_utilization": op.target_utilization,
@@ -165,6 +167,8 @@ def text(p: Plan, *, log: str = "") -> str:
         f"{log + ': ' if log else ''}{p.rate.size} minutes, mean {p.rate.mean():.2f} req/s, "
         f"busiest minute {p.rate.max():.2f} req/s",
         f"mean prompt {op.mean_prompt:,.0f} tokens, mean answer {op.mean_output:,.0f} tokens",
+        f"replica: {p.replica_source}",
+        f"  ({trust_sentence(p.replica_source)})",
         f"capacity of one replica on this mix: mu* = {op.mu_star:.2f} req/s{_stderr(p)}",
         f"at rho* = {op.target_utilization:g}: {op.rate:.2f} req/s per replica, "
         f"{op.residence_s:.2f} s in the replica, concurrency target L* = "
@@ -215,6 +219,7 @@ def _blocks(p: Plan, log: str, sens) -> list[tuple]:
             Table(
                 ("quantity", "value"),
                 (
+                    ("replica", f"{p.replica_source} ({trust_sentence(p.replica_source)})"),
                     ("capacity within the promises, μ*", f"{op.mu_star:.2f} req/s{_stderr(p)}"),
                     ("target utilization, ρ*", f"{op.target_utilization:g}"),
                     ("rate given to each replica, ρ*μ*", f"{op.rate:.2f} req/s"),

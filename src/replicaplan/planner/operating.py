@@ -17,7 +17,13 @@ from replicaplan.economics.cost import phase_seconds, split_by_phase
 from replicaplan.serving.fluid import MeasuredReplica
 from replicaplan.serving.queueing import littles_law
 from replicaplan.serving.replica import ReplicaModel, simulate_open
-from replicaplan.simulation.capacity import QUOTA, TPOT_SLO_S, TTFT_SLO_S, replica_sweep
+from replicaplan.simulation.capacity import (
+    PRECISION,
+    QUOTA,
+    TPOT_SLO_S,
+    TTFT_SLO_S,
+    replica_sweep,
+)
 from replicaplan.traffic.loadgen import LengthMix, TraceFile, poisson_arrivals
 
 
@@ -55,6 +61,7 @@ def operating_point(
     seed: int = 0,
     grid_points: int = 13,
     resolution_share: float | None = None,
+    precision: float | None = PRECISION,
 ) -> OperatingPoint:
     """μ*, ρ*μ*, W̄ and L* of ``model`` on the length mix of ``trace`` (a log, or a mix).
 
@@ -65,6 +72,8 @@ def operating_point(
     an error that says why. The grid has
     ``grid_points`` rates; the bisection between them stops at 0.02 req/s, or at
     ``resolution_share`` of the raw rate when given (the configuration search's screening).
+    μ* is the mean of independent replications until its standard error is ``precision`` of it
+    (``capacity.replicate``; None for the grid's own crossing).
     """
     if isinstance(trace, TraceFile):
         mix = trace.length_mix()
@@ -96,6 +105,7 @@ def operating_point(
             ttft_slo_s=ttft_slo_s,
             tpot_slo_s=tpot_slo_s,
             seed=seed,
+            precision=precision,
             **extra,
         )
         if sweep.bracketed or sweep.points[0].conformance < quota:

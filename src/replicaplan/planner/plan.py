@@ -148,6 +148,9 @@ class Plan:
     sensitivity: StartupSensitivity | None = None
     """The policies at each of ``SENSITIVITY_STARTUPS`` and the plan's own start-up, computed
     once by ``plan(..., sensitivity=True)`` (what a report shows); None when not asked for."""
+    replica_source: str = "the running example"
+    """Where the replica's numbers come from (``ReplicaModel.source``): the report says it, and
+    how far such a replica is to be trusted."""
 
     def cost_per_million(self, run: FleetRun) -> float:
         """A replay's price per million output tokens (``cost.price_run``)."""
@@ -209,6 +212,7 @@ def plan(
     n_requests: int = 4000,
     seed: int = 0,
     sensitivity: bool = False,
+    precision: float | None = 0.02,
 ) -> Plan:
     """Plan a fleet for ``traffic``: a request log (``loadgen.read_trace``) or a per-minute rate
     series (``loadgen.read_rate_series``), served by ``model`` (the running example's replica by
@@ -219,7 +223,8 @@ def plan(
 
     The length mix is the log's own, or ``lengths``; a rate series carries no lengths, so it
     takes ``lengths`` or the Azure conversation mix. Errors, each naming the parameter: promises
-    no load meets, a log shorter than the scale-down window, a log without requests.
+    no load meets, a log shorter than the scale-down window, a log without requests. μ* is
+    measured until its standard error is ``precision`` of it (``capacity.replicate``).
     """
     model = model or ReplicaModel()
     if isinstance(traffic, TraceFile):
@@ -257,6 +262,7 @@ def plan(
         quota=quota,
         n_requests=n_requests,
         seed=seed,
+        precision=precision,
     )
     target, mu = point.target_utilization, point.mu_star
     rows = replay(
@@ -316,6 +322,7 @@ def plan(
             seed=seed,
         )
     return Plan(
+        replica_source=model.source,
         point=point,
         rate=rate,
         start_s=float(start_s),

@@ -458,6 +458,9 @@ class ReplicaModel:
     """Share of each prompt already in the cache (prefix caching): cache, no compute."""
     attention_width: float = MODELS["example-8b"].attention_width
     """d_att = layers × hidden: 4 d_att FLOP per query token and per token it attends to."""
+    source: str = field(default="the running example", compare=False)
+    """Where its numbers come from: the running example, a datasheet, or a fit to measurements
+    (the planner's report says which)."""
 
     def __post_init__(self):
         _check.integer("batch", self.batch, minimum=1)
@@ -694,6 +697,7 @@ class ReplicaModel:
             gpu_price_per_hour=card.price_per_hour,
             currency=card.currency,
             attention_width=shape.attention_width,
+            source=f"datasheet: {shape.name} ({shape.dtype}) on {gpus} × {card.name}",
         )
 
     @classmethod
@@ -763,6 +767,7 @@ class ReplicaModel:
             raise ValueError("the TTFT measurements give non-positive prefill FLOP/s")
         kwargs.setdefault("gpu_price_per_hour", None)
         kwargs.setdefault("currency", "")
+        kwargs.setdefault("source", "fitted to measured TPOT and TTFT points")
         fitted = cls(
             weight_bytes=shape.weight_bytes,
             kv_bytes_per_token=shape.kv_bytes_per_token,

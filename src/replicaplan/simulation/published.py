@@ -147,3 +147,23 @@ def by_regime(results) -> dict[str, Summary]:
     out = {name: summarize(r) for name, r in sorted(groups.items())}
     out["all"] = summarize([r for _, _, r in results])
     return out
+
+
+DATASHEET_ERROR = {"rows": 78, "gm_error": 1.117, "within_125": 0.96}
+"""What ``compare`` finds on benchmarks/published (tests/test_published.py holds these to the
+set's own figures): the margin a plan on a datasheet replica states."""
+
+
+def trust_sentence(source: str) -> str:
+    """How far the replica named by ``source`` (``ReplicaModel.source``) is to be trusted."""
+    if source.startswith("datasheet"):
+        e = DATASHEET_ERROR
+        return (
+            f"a datasheet replica lands within x{e['gm_error']:.2f} of {e['rows']} published "
+            f"measurements on the geometric average ({e['within_125']:.0%} within 1.25x, "
+            "benchmarks/published); fit it to your own server (replicaplan fit --bench) to "
+            "close the rest"
+        )
+    if source.startswith("fitted"):
+        return "fitted to your own server's measurements: as right as they are"
+    return "the book's running example, not a real server: give --model and --gpu, or --replica"
