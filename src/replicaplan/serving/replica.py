@@ -993,6 +993,17 @@ class _Engine:
         self.rejected = [False] * n
         self.hit = model.prefix_hit_tokens(prompt[:n]).tolist() if model.prefix_hit else [0] * n
 
+    def _costs(self) -> tuple[float, float, float, float]:
+        """The step's rates, as ``step_s`` uses them: seconds per token of cache read, the
+        weights' read, a token's linear layers computed, and a prompt position attended."""
+        m = self.m
+        return (
+            m.cache_s_per_token,
+            m.weight_bytes / m.bandwidth,
+            2 * m.params / m.prefill_flops,
+            4 * m.attention_width / m.prefill_flops,
+        )
+
     def run(self) -> Trace:
         if self.m.chunked_prefill:
             return self._run_chunked()
@@ -1001,10 +1012,7 @@ class _Engine:
         room = K - m.watermark_tokens  # the cache an admission may fill
         finite = not math.isinf(K)
         hit = self.hit
-        mkv_bw = m.cache_s_per_token
-        weights_s = m.weight_bytes / m.bandwidth
-        per_token = 2 * m.params / m.prefill_flops  # a token's linear layers, computed
-        per_attended = 4 * m.attention_width / m.prefill_flops
+        mkv_bw, weights_s, per_token, per_attended = self._costs()
         # a separate pass, as prefill_pass_s: floor, all-reduces, linear layers, attention
         prefill_floor = m.prefill_floor_s + m.comm_fixed_s
         prefill_per_token = m.comm_per_sequence_s
@@ -1160,10 +1168,7 @@ class _Engine:
         room = K - m.watermark_tokens
         finite = not math.isinf(K)
         hit = self.hit
-        mkv_bw = m.cache_s_per_token
-        weights_s = m.weight_bytes / m.bandwidth
-        per_token = 2 * m.params / m.prefill_flops  # a token's linear layers, computed
-        per_attended = 4 * m.attention_width / m.prefill_flops
+        mkv_bw, weights_s, per_token, per_attended = self._costs()
         base = m.step_floor_s + m.comm_fixed_s
         comm_per_token = m.comm_per_sequence_s
         per_seq = m.comm_per_sequence_s + m.seq_step_s

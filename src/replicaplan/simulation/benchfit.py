@@ -71,17 +71,22 @@ def _fail(path, what: str) -> ValueError:
     return ValueError(f"{path}: {what}")
 
 
+def _read_json(path: Path, what: str):
+    """A file's JSON, or an error naming the file: missing, or not JSON (truncated?)."""
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise _fail(path, "no such file") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as err:
+        raise _fail(path, f"not {what} (truncated?): {err}") from None
+
+
 def read_bench(path: str | Path) -> Bench:
     """A benchmark result file, vLLM's or GuideLLM's (told apart by their keys). Errors name
     the file and what is wrong: not JSON (a truncated file), neither format, lengths and times
     of different counts, a negative or non-finite time, fewer than 10 requests."""
     path = Path(path)
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise _fail(path, "no such file") from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as err:
-        raise _fail(path, f"not a JSON benchmark result (truncated?): {err}") from None
+    data = _read_json(path, "a JSON benchmark result")
     if not isinstance(data, dict):
         raise _fail(path, "a benchmark result is a JSON object")
     if "input_lens" in data:
@@ -323,12 +328,7 @@ def save(fitted: Fit, path: str | Path) -> str:
 def load(path: str | Path) -> ReplicaModel:
     """A replica saved by ``save``; errors name the file and what is wrong."""
     path = Path(path)
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise _fail(path, "no such file") from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as err:
-        raise _fail(path, f"not a replica file (truncated?): {err}") from None
+    data = _read_json(path, "a replica file")
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise _fail(path, f"not a replica file: its format must be {FORMAT!r}")
     fields = data.get("replica") or {}
