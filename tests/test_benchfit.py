@@ -183,3 +183,34 @@ def test_model_names_match_across_spellings():
     benchfit.check_model(bench, MODELS["llama-3.1-8b"])
     with pytest.raises(ValueError, match="not --model"):
         benchfit.check_model(bench, MODELS["llama-3-8b"])
+
+
+def test_the_fit_calibrates_every_configuration_of_a_search(tmp_path, capsys):
+    """The fitted constants as shares of the card's peaks (0.6 of the A100's bandwidth, 0.5 of
+    its FLOP/s, the 3 ms floor): search --replica builds every candidate with them, so the
+    A100's own configuration comes out as the fitted server does, slower than the datasheet's."""
+    from replicaplan.planner import search
+    from replicaplan.serving.replica import GPUS
+
+    prompt, output = _requests()
+    trace = simulate_closed(TRUE, 32, np.zeros(prompt.size), prompt, output)
+    bench = vllm_file(tmp_path / "b.json", trace, concurrency=32)
+    out = tmp_path / "replica.json"
+    args = ["fit", "--bench", str(bench), "--model", "llama-3-8b", "--gpu", "a100-80gb"]
+    assert main([*args, "--out", str(out)]) == 0
+    capsys.readouterr()
+    found = benchfit.read_calibration(out)
+    assert found["bandwidth_efficiency"] == pytest.approx(0.6, rel=0.02)
+    assert found["prefill_efficiency"] == pytest.approx(0.5, rel=0.05)
+    assert found["step_floor_s"] == pytest.approx(3e-3, rel=0.02)
+    candidate = search.Candidate("a100-80gb", 1, 256, 2048, True)
+    calibrated = candidate.replica("llama-3-8b", tuple(found.items()))
+    assert calibrated.bandwidth == pytest.approx(0.6 * GPUS["a100-80gb"].bandwidth, rel=0.02)
+    assert calibrated.step_floor_s == pytest.approx(TRUE.step_floor_s, rel=0.02)
+    datasheet = candidate.replica("llama-3-8b")
+    assert calibrated.tpot_full_s > datasheet.tpot_full_s
+    # a replica file without the calibration (another writer, or an old fit) is named
+    bare = tmp_path / "bare.json"
+    bare.write_text(json.dumps({"format": benchfit.FORMAT, "replica": {}}))
+    with pytest.raises(ValueError, match="no calibration"):
+        benchfit.read_calibration(bare)

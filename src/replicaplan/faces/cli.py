@@ -516,8 +516,11 @@ def _fit(args: argparse.Namespace) -> str:
     for key, measured in fitted.measured.items():
         lines.append(f"{key:10}{measured * 1e3:9.1f}ms{fitted.fitted[key] * 1e3:8.1f}ms")
     if args.out:
+        calibrated = benchfit.calibration(
+            fitted.model, card, args.gpus or 1, args.dtype or shape.dtype
+        )
         with Staging() as out:
-            out.file(args.out, benchfit.save(fitted, args.out) + "\n")
+            out.file(args.out, benchfit.save(fitted, args.out, calibrated) + "\n")
         lines.append(f"written: {args.out} (replicaplan plan --replica {args.out})")
     return "\n".join(lines)
 
@@ -621,7 +624,16 @@ def _search(args: argparse.Namespace):
         raise ValueError(f"--requests must be an integer from 200 to 100,000, got {args.requests}")
     if args.jobs is not None and not 1 <= args.jobs <= 1024:
         raise ValueError(f"--jobs must be an integer from 1 to 1,024, got {args.jobs}")
+    calibrated = ()
+    if args.replica:
+        from replicaplan.simulation import benchfit
+
+        try:
+            calibrated = tuple(sorted(benchfit.read_calibration(args.replica).items()))
+        except ValueError as err:
+            raise ValueError(f"--replica: {err}") from None
     settings = searching.Settings(
+        calibration=calibrated,
         ttft_slo_s=args.ttft_slo,
         tpot_slo_s=args.tpot_slo,
         quota=args.quota,
@@ -659,7 +671,11 @@ def _search(args: argparse.Namespace):
         return search_report.text(result) + "\nnothing written", 2
     best = result.best
     p = _plan_of(
-        args, traffic, lengths, best.candidate.replica(shape), settings.price(best.candidate.gpu)
+        args,
+        traffic,
+        lengths,
+        best.candidate.replica(shape, settings.calibration),
+        settings.price(best.candidate.gpu),
     )
 
     def add_search(folder: Path) -> None:
@@ -1113,6 +1129,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--dask", metavar="ADDRESS", help="a Dask scheduler (tcp://host:8786) to run on instead"
     )
     _add_fleet_options(se)
+    se.add_argument(
+        "--replica",
+        help="a replica file written by `replicaplan fit`: every configuration is built with "
+        "the engine constants fitted there (floor, time per sequence, shares of the peaks)",
+    )
     se.set_defaults(run=_search)
     return parser
 

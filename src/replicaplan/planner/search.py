@@ -64,10 +64,17 @@ class Candidate:
         mode = "chunked" if self.chunked else "separate prefill"
         return f"{self.gpu} x{self.gpus}, batch {self.batch}, budget {self.token_budget}, {mode}"
 
-    def replica(self, model: ModelShape | str) -> ReplicaModel:
-        """The replica this candidate runs (``ReplicaModel.from_hardware``)."""
+    def replica(self, model: ModelShape | str, calibration: tuple = ()) -> ReplicaModel:
+        """The replica this candidate runs (``ReplicaModel.from_hardware``), with the engine
+        constants of ``calibration`` ((name, value) pairs of ``from_hardware``'s keywords, a
+        fit to one's own benchmark: ``benchfit.calibration``) in place of the datasheet's."""
         built = ReplicaModel.from_hardware(
-            model, self.gpu, gpus=self.gpus, batch=self.batch, token_budget=self.token_budget
+            model,
+            self.gpu,
+            gpus=self.gpus,
+            batch=self.batch,
+            token_budget=self.token_budget,
+            **dict(calibration),
         )
         return replace(built, chunked_prefill=self.chunked)
 
@@ -118,6 +125,9 @@ class Settings:
     """(GPU name, price of one GPU-hour) pairs overriding the catalogue's."""
     n_requests: int = SEARCH_REQUESTS
     seed: int = 0
+    calibration: tuple = ()
+    """(name, value) pairs of engine constants fitted to the operator's benchmark
+    (``benchfit.calibration``): every candidate is built with them; empty: the datasheet's."""
 
     def price(self, gpu: str) -> float | None:
         return dict(self.prices).get(gpu, GPUS[gpu].price_per_hour)
@@ -186,7 +196,7 @@ def evaluate(
             f"{shape.kv_heads} KV heads do not split over {candidate.gpus} GPUs",
         )
     try:
-        replica = candidate.replica(shape)
+        replica = candidate.replica(shape, settings.calibration)
     except ValueError as err:
         return Outcome(candidate, "does not fit", str(err))
     if p99 is None:

@@ -302,8 +302,41 @@ def fit(bench: Bench, start: ReplicaModel, *, iterations: int = 40) -> Fit:
     )
 
 
-def save(fitted: Fit, path: str | Path) -> str:
-    """The replica file's text: the model's fields, and the fit's residual and parameters."""
+def calibration(fitted: ReplicaModel, gpu, gpus: int, dtype: str = "bf16") -> dict:
+    """The fit as ``from_hardware``'s engine constants, to build other configurations with: the
+    floor and the time per sequence as fitted, the bandwidth and FLOP/s as shares of the peaks
+    of the ``gpus`` × ``gpu`` the benchmark ran on (for a dtype's peak, its FP8 one where the
+    card has it)."""
+    return {
+        "step_floor_s": fitted.step_floor_s,
+        "seq_step_s": fitted.seq_step_s,
+        "bandwidth_efficiency": min(fitted.bandwidth / (gpus * gpu.bandwidth), 1.0),
+        "prefill_efficiency": min(fitted.prefill_flops / (gpus * gpu.flops_for(dtype)), 1.0),
+    }
+
+
+def read_calibration(path: str | Path) -> dict:
+    """The engine constants a replica file carries (``calibration``); an error names the file
+    when it has none."""
+    path = Path(path)
+    data = _read_json(path, "a replica file")
+    if not isinstance(data, dict) or data.get("format") != FORMAT:
+        raise _fail(path, f"not a replica file: its format must be {FORMAT!r}")
+    found = data.get("calibration")
+    if not isinstance(found, dict) or set(found) != set(_CALIBRATED):
+        raise _fail(path, "carries no calibration (write it again with replicaplan fit)")
+    for name, value in found.items():
+        if not (isinstance(value, (int, float)) and math.isfinite(value) and value >= 0):
+            raise _fail(path, f"calibration {name} must be a finite number >= 0, got {value!r}")
+    return found
+
+
+_CALIBRATED = ("step_floor_s", "seq_step_s", "bandwidth_efficiency", "prefill_efficiency")
+
+
+def save(fitted: Fit, path: str | Path, calibrated: dict | None = None) -> str:
+    """The replica file's text: the model's fields, the fit's residual and parameters, and the
+    engine constants ``calibrated`` (``calibration``) that ``search --replica`` builds with."""
     fields = {
         f.name: getattr(fitted.model, f.name)
         for f in dataclasses.fields(ReplicaModel)
@@ -314,6 +347,7 @@ def save(fitted: Fit, path: str | Path) -> str:
             "format": FORMAT,
             "source": fitted.model.source,
             "replica": fields,
+            "calibration": calibrated,
             "fit": {
                 "residual_log_rms": fitted.residual,
                 "params": {k: {"value": v, "stderr": e} for k, (v, e) in fitted.params.items()},
