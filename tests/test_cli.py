@@ -511,6 +511,7 @@ def test_ctrl_c_on_a_running_search_exits_130_with_one_line(tmp_path):
     import pty
     import select
     import signal
+    import time
 
     files = ["--manifest", str(tmp_path / "h.yaml"), "--report", str(tmp_path / "report")]
     command = ["search", "--log", str(SAMPLE_LOG), "--model", "llama-3-8b", "--jobs", "1"]
@@ -528,16 +529,21 @@ def test_ctrl_c_on_a_running_search_exits_130_with_one_line(tmp_path):
         assert ready, f"no progress in 120 s: {seen!r}"
         seen += os.read(main, 4096)
     proc.send_signal(signal.SIGINT)
-    proc.communicate(timeout=60)
-    rest = b""
-    while select.select([main], [], [], 1)[0]:
-        try:
-            chunk = os.read(main, 4096)
-        except OSError:  # the terminal closed with the process
+    # keep draining the terminal until the process has gone: a progress bar nobody reads fills
+    # the terminal's buffer, and the process would block writing its last line
+    rest, deadline = b"", time.monotonic() + 120
+    while time.monotonic() < deadline:
+        if select.select([main], [], [], 0.2)[0]:
+            try:
+                chunk = os.read(main, 65536)
+            except OSError:  # the terminal closed with the process
+                chunk = b""
+            rest += chunk
+            if chunk:
+                continue
+        if proc.poll() is not None:
             break
-        if not chunk:
-            break
-        rest += chunk
+    proc.communicate(timeout=10)
     os.close(main)
     assert proc.returncode == 130, rest
     lines = [x for x in rest.decode().replace("\r", "\n").splitlines() if x.strip()]

@@ -175,3 +175,18 @@ def test_an_unreachable_revision_has_no_scale_down_limit_and_no_min_scale():
     # a min-scale of 4 holds a reachable revision, not an unreachable one
     assert _upstream(min_scale=4).scale(0.0, 1.0, 1.0, ready=1) == 4
     assert _upstream(min_scale=4, reachable=False).scale(0.0, 1.0, 1.0, ready=1) == 1
+
+
+def test_an_unreachable_revision_skips_the_scale_down_delay():
+    """Upstream's TestAutoscalerScaleDownDelayNotReachable (knative/serving, 2026): a 5-minute
+    delay holds 4 pods a minute after the load went, until the revision is marked unreachable
+    (another revision took its traffic), when the next decision drops to 0 at once. Its fake pod
+    counter reports no ready pod, which the decider counts as one (max(1, ready)): one ready
+    pod here, so that the reconciler's initial scale is reached; its grace period before zero
+    is set to 0 to read the decider's own count, as the upstream test does."""
+    a = _upstream(scale_down_delay_s=300.0, scale_to_zero_grace_s=0.0)
+    a.panic_threshold = 100.0
+    assert a.scale(2.0, 40.0, 40.0, ready=1) == 4
+    assert a.scale(60.0, 0.0, 0.0, ready=0) == 4  # within the delay
+    a.reachable = False
+    assert a.scale(2.0, 0.0, 0.0, ready=0) == 0

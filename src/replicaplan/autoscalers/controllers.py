@@ -45,6 +45,18 @@ class Metrics:
     """Per replica: tokens held in the KV cache."""
     in_flight: float = 0.0
     """Fleet total: requests in flight."""
+    running: float = 0.0
+    """Per replica: requests in the batch, min(in flight, B) (vLLM's num_requests_running)."""
+    waiting: float = 0.0
+    """Per replica: requests in flight beyond the batch (vLLM's num_requests_waiting)."""
+    running_capped: float = 0.0
+    """Per replica: requests in flight capped at twice the concurrency target (a signal whose
+    ratio to its target, and so each sync's growth, is at most 2)."""
+    arrival_rate: float = 0.0
+    """Per replica: requests arriving per second over the metric window (a router's or the
+    engine's request counter, ``rate(...[window])``), which leaves the backlog out."""
+    arrival_total: float = 0.0
+    """Fleet total of ``arrival_rate``: KEDA's sum of the counter's rate."""
 
 
 class Controller(Protocol):
@@ -61,13 +73,29 @@ class Controller(Protocol):
 class HPAOn:
     """The Kubernetes HPA on one or more metrics, each with its target.
 
-    ``targets`` maps 'gpu_utilization', 'concurrency', 'kv_occupancy' or 'kv_tokens' (per
-    replica, average
-    value) or 'queue' (external total, average value per replica) to a target. With several
-    metrics the HPA computes a recommendation for each and takes the largest, as Kubernetes does.
+    ``targets`` maps a per-replica signal of ``Metrics`` ('gpu_utilization', 'concurrency',
+    'kv_occupancy', 'kv_tokens', 'running', 'waiting', 'running_capped', 'arrival_rate'), read
+    as a Pods metric with an AverageValue target, or a fleet total ('queue', 'in_flight',
+    'arrival_total'), read as an External metric with an AverageValue target as KEDA serves its
+    sums, to a target. With several metrics the HPA computes a recommendation for each and takes
+    the largest, as Kubernetes does.
     """
 
-    METRICS = ("gpu_utilization", "concurrency", "kv_occupancy", "kv_tokens", "queue")
+    METRICS = (
+        "gpu_utilization",
+        "concurrency",
+        "kv_occupancy",
+        "kv_tokens",
+        "queue",
+        "running",
+        "waiting",
+        "running_capped",
+        "arrival_rate",
+        "in_flight",
+        "arrival_total",
+    )
+    EXTERNAL = ("queue", "in_flight", "arrival_total")
+    """Fleet totals, read as External metrics with an AverageValue target (KEDA's sums)."""
     # A replica that is still starting is counted as a Pending pod (unready: zero on a
     # scale-up, left out on a scale-down), which is what it is while its image is pulled.
 
@@ -87,7 +115,7 @@ class HPAOn:
             if name not in self.METRICS:
                 raise ValueError(f"metric must be one of {', '.join(self.METRICS)}, got {name!r}")
             _check.positive(f"targets[{name!r}]", value)
-            kind = "External" if name == "queue" else "Pods"
+            kind = "External" if name in self.EXTERNAL else "Pods"
             specs.append((name, MetricSpec(kind, "AverageValue", float(value))))
         self.targets = dict(targets)
         self.reads = tuple(self.targets)
@@ -100,8 +128,8 @@ class HPAOn:
         hpa = self.hpa
         hpa.replicas = m.ready + m.starting
         proposals = [
-            hpa.propose(spec, value=m.queue)
-            if name == "queue"
+            hpa.propose(spec, value=getattr(m, name))
+            if name in self.EXTERNAL
             else hpa.propose(spec, uniform=(getattr(m, name), m.ready, m.starting))
             for name, spec in self.specs
         ]

@@ -19,7 +19,9 @@ each, where the target is the per-pod concurrency target times the target utiliz
   in panic;
 * in panic it takes the larger of the two counts and never goes below the highest count of
   this panic (forgotten when the panic ends);
-* with a scale-down delay it takes the highest count of that delay;
+* with a scale-down delay it takes the highest count of that delay, for a reachable revision
+  only (``if a.deciderSpec.Reachable && a.delayWindow != nil``): one that no route sends
+  traffic to any more scales down at once;
 * the excess burst capacity ⌊ready · total − target burst capacity − panic concurrency⌋ is an
   output (negative: the activator stays in the request path).
 """
@@ -156,7 +158,7 @@ class KnativeAutoscaler:
             self.max_panic_pods = max(self.max_panic_pods, wanted)
             wanted = self.max_panic_pods  # never scale down while panicking
 
-        if self.scale_down_delay_s > 0:
+        if self.reachable and self.scale_down_delay_s > 0:  # upstream: a reachable revision only
             self.recent = [(t, n) for t, n in self.recent if t > now - self.scale_down_delay_s]
             self.recent.append((now, wanted))
             wanted = max(n for _, n in self.recent)

@@ -107,6 +107,7 @@ def simulate_fleet(
     poisson: bool = True,
     warm: bool = True,
     metric_window_s: int = 0,
+    concurrency_target: float | None = None,
 ) -> FleetRun:
     """Run traffic ``rate`` (req/s, one value a second) through a fleet driven by ``controller``.
 
@@ -116,6 +117,9 @@ def simulate_fleet(
     With ``metric_window_s`` > 0 the per-replica signals (requests in flight, KV-cache tokens)
     a controller reads are their means over that many past seconds, as a metrics pipeline that
     averages its scrapes (``avg_over_time(...[1m])``) serves them; 0 reads the second itself.
+    The arrival rate is the arrivals over that window (60 s when it is 0), per ready replica, as
+    ``rate(counter[window])`` reads a request counter. ``concurrency_target`` is the L* that
+    ``running_capped`` caps at twice (needed only by a controller that reads it).
     """
     metric_window_s = _check.integer("metric_window_s", metric_window_s, minimum=0)
     rate = _check.rates("rate", rate)
@@ -138,8 +142,13 @@ def simulate_fleet(
     reads = getattr(controller, "reads", None)
     wants = {
         name: reads is None or name in reads
-        for name in ("gpu_utilization", "kv_occupancy", "kv_tokens")
+        for name in ("gpu_utilization", "kv_occupancy", "kv_tokens", "running_capped")
     }
+    if wants["running_capped"] and reads is not None and concurrency_target is None:
+        raise ValueError("concurrency_target must be given for a controller on running_capped")
+    cap = 2 * concurrency_target if concurrency_target is not None else float("inf")
+    rate_window = metric_window_s or 60
+    arrived = [0.0] * n  # arrivals so far, for the counter's rate
     busy = replica.busy_requests
     next_sync = 0.0
     for t in range(n):
@@ -153,6 +162,7 @@ def simulate_fleet(
         ready_s[t], paid_s[t] = ready, fleet.paid
         flight_s[t], waiting_s[t], served_s[t] = in_flight, waiting, served
         per_s[t] = per
+        arrived[t] = (arrived[t - 1] if t else 0.0) + arrivals[t]
         if t >= next_sync:
             next_sync += controller.period_s
             seen = per_s[max(0, t + 1 - metric_window_s) : t + 1] if metric_window_s else None
@@ -168,6 +178,10 @@ def simulate_fleet(
                     if metric_window_s
                     else float(replica.kv_tokens(per))
                 )
+            back = t - rate_window
+            counted = arrived[t] - (arrived[back] if back >= 0 else 0.0)
+            arrival_total = counted / min(rate_window, t + 1)
+            running = per_read if per_read < B else float(B)
             m = Metrics(
                 now=float(t),
                 ready=ready,
@@ -178,6 +192,11 @@ def simulate_fleet(
                 kv_occupancy=occupancy,
                 kv_tokens=tokens,
                 in_flight=in_flight,
+                running=running,
+                waiting=per_read - running,
+                running_capped=per_read if per_read < cap else cap,
+                arrival_rate=arrival_total / ready,
+                arrival_total=arrival_total,
             )
             fleet.resize(max(1, int(controller.decide(m))), t)
     series = zip(
