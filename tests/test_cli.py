@@ -177,7 +177,8 @@ def test_plan_on_the_vendored_sample_writes_an_hpa_the_model_reads_back(capsys, 
     assert got["mean_output_tokens"] == pytest.approx(211, rel=0.03)
     # the HPA written holds the printed target per pod (to the milli-unit of a quantity)
     hpa = autoscaler_from_manifest(out_file.read_text())
-    assert hpa.target == pytest.approx(got["concurrency_target"], abs=1e-3)
+    assert hpa.target == pytest.approx(got["scaling"]["target"], abs=1e-3)
+    assert got["scaling"]["target"] == pytest.approx(got["operating_rate_rps"])  # rho* mu*
     assert (hpa.min_replicas, hpa.max_replicas) == (got["min_replicas"], got["max_replicas"])
 
 
@@ -392,22 +393,27 @@ def test_bad_plans_exit_2_and_write_nothing(capsys, tmp_path, extra, match):
 
 def test_options_are_applied_not_ignored(capsys):
     """--batch on the running example changes its replica (a smaller cap, a smaller mu*); the
-    manifests' metric follows the target: requests in flight for L* >= 2 unless --metric says."""
+    manifests' metric follows --signal: requests completed a second by default, requests in
+    flight for L* >= 2 (the tokens in the KV cache below), unless --metric says."""
     base = ["plan", "--log", str(SAMPLE_LOG), "--json"]
     assert main(base) == 0
     default = json.loads(capsys.readouterr().out)
     assert main([*base, "--batch", "16"]) == 0
     small = json.loads(capsys.readouterr().out)
     assert small["mu_star_rps"] < 0.5 * default["mu_star_rps"]
-    assert default["scaling"]["metric"] == "requests_in_flight"
-    assert main([*base, "--metric", "vllm_in_flight"]) == 0
-    assert json.loads(capsys.readouterr().out)["scaling"]["metric"] == "vllm_in_flight"
+    assert default["scaling"]["metric"] == "requests_per_second"
+    assert default["scaling"]["target"] == pytest.approx(default["operating_rate_rps"])
+    assert main([*base, "--signal", "concurrency"]) == 0
+    assert json.loads(capsys.readouterr().out)["scaling"]["metric"] == "requests_in_flight"
+    assert main([*base, "--metric", "vllm_rate"]) == 0
+    assert json.loads(capsys.readouterr().out)["scaling"]["metric"] == "vllm_rate"
     assert main([*base, "--max-replicas", "7"]) == 0
     bounded = json.loads(capsys.readouterr().out)
     assert bounded["max_replicas"] == 7 != default["max_replicas"]
     assert bounded["hpa"]["spec"]["maxReplicas"] == bounded["keda"]["spec"]["maxReplicaCount"] == 7
     code = ["plan", "--log", str(SAMPLE_LOG.parent / "code_sample.csv"), "--json"]
-    assert main([*code, "--model", "llama-3-8b", "--gpu", "a100-80gb"]) == 0
+    code += ["--model", "llama-3-8b", "--gpu", "a100-80gb", "--signal", "concurrency"]
+    assert main(code) == 0
     scaling = json.loads(capsys.readouterr().out)["scaling"]
     assert scaling["metric"] == "kv_cache_tokens" and scaling["signal"] == "kv_tokens"
 

@@ -63,11 +63,16 @@ def _filled(template: str) -> str:
 def test_each_engine_reads_its_documented_series(name):
     eng = engines.engine(name)
     assert (eng.running, eng.waiting, eng.cache_usage) == DOCUMENTED[name]
+    # the finished-requests counter: vLLM's request_success_total, SGLang's histogram count
+    assert eng.completions == {
+        "vllm": "vllm:request_success_total",
+        "sglang": "sglang:e2e_request_latency_seconds_count",
+    }[name]
     assert eng.model_label == "model_name"
 
 
 @pytest.mark.parametrize("name", sorted(engines.ENGINES))
-@pytest.mark.parametrize("signal", ["concurrency", "kv_tokens"])
+@pytest.mark.parametrize("signal", engines.SIGNALS)
 def test_every_query_written_parses_as_promql(name, signal):
     eng = engines.engine(name)
     query = engines.keda_query(eng, signal, "llm", "meta-llama/Llama-3.1-8B", 467_295)
@@ -81,6 +86,9 @@ def test_every_query_written_parses_as_promql(name, signal):
     promql_parser.parse(rule["seriesQuery"])
     if signal == "concurrency":  # running and waiting, both counted (L* counts both)
         assert eng.running in query and eng.waiting in query
+    elif signal == "completion_rate":  # the rate of the engine's counter of finished requests
+        assert f"rate({eng.completions}" in query and eng.waiting not in query
+        assert rule["seriesQuery"].startswith(eng.completions)
     else:
         assert eng.cache_usage in query and "467295" in query
 

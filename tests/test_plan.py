@@ -397,7 +397,7 @@ def test_a_target_too_small_to_hold_becomes_the_kv_cache_tokens():
     the load: it changes size with the traffic, which on this hour it did not before."""
     log = lg.read_trace(SAMPLE / "code_sample.csv")
     model = ReplicaModel.from_hardware("llama-3-8b", "a100-80gb")
-    p = plan.plan(log, model, n_requests=2000)
+    p = plan.plan(log, model, n_requests=2000, signal="concurrency")
     assert p.point.concurrency_target < plan.MIN_HOLDABLE_CONCURRENCY
     assert p.scaling.signal == "kv_tokens" and "below 2" in p.scaling.why
     metric = p.hpa["spec"]["metrics"][0]["pods"]
@@ -436,38 +436,40 @@ def test_the_weekday_median_beats_the_pooled_mean_on_a_week_it_has_not_seen():
         plan.compare_schedules(rate, 8.0, from_day=14)
 
 
-def test_max_replicas_is_the_busiest_minutes_fleet_by_hand():
-    """ρ*μ* = 0.8 × 2.5 = 2 req/s a replica: the busiest minute, 9.5 req/s, needs ⌈4.75⌉ = 5;
-    flat traffic gets one above the floor (an HPA that could never move would be no HPA); a
-    bound below the quietest minute's fleet is refused, naming the floor."""
-    assert plan.max_replicas_for(np.array([1.0, 9.5, 3.0]), 2.5, 0.8, 1, None) == 5
-    assert plan.max_replicas_for(np.array([4.0, 4.0]), 2.5, 0.8, 2, None) == 3
+def test_max_replicas_is_twice_the_busiest_minutes_fleet_by_hand():
+    """ρ*μ* = 0.8 × 2.5 = 2 req/s a replica: the busiest minute, 9.5 req/s, needs ⌈4.75⌉ = 5,
+    and the bound is twice that, 10; flat traffic of 4 req/s needs 2, bound 4 (at least one
+    above the floor: an HPA that could never move would be no HPA); a bound below the quietest
+    minute's fleet is refused, naming the floor."""
+    assert plan.max_replicas_for(np.array([1.0, 9.5, 3.0]), 2.5, 0.8, 1, None) == 10
+    assert plan.max_replicas_for(np.array([4.0, 4.0]), 2.5, 0.8, 2, None) == 4
+    assert plan.max_replicas_for(np.array([4.0, 4.0]), 2.5, 0.8, 3, None) == 4
     assert plan.max_replicas_for(np.array([4.0, 4.0]), 2.5, 0.8, 2, 7) == 7
     with pytest.raises(ValueError, match=r"max_replicas must be >= 2 .*got 1"):
         plan.max_replicas_for(np.array([4.0, 4.0]), 2.5, 0.8, 2, 1)
 
 
-def test_replicas_above_the_busiest_minutes_fleet_arrive_after_the_surge():
-    """A surge of 7 times the quiet rate for ten minutes against a 10-minute start-up: the
-    ready replica reports an overload while the others start, and the HPA asks for every pod
-    its bound allows. Bounded by the busiest minute's fleet it never pays more than the
-    always-on fleet does; bounded by twice that fleet it pays more than 20 % more (the extra
-    pods drain the backlog sooner, which is what --max-replicas buys)."""
+def test_a_surge_against_the_start_up_the_rate_signal_holds_what_it_needs():
+    """A surge of 7 times the quiet rate for ten minutes against a 10-minute start-up. With
+    requests in flight the ready replica reports the backlog while the others start, and the
+    HPA asks for every pod its bound (twice the busiest minute's fleet) allows; they arrive
+    after the surge and are paid through the scale-down window. With requests completed a
+    second, the plan's default, the backlog is not in the signal: the fleet stays within the
+    busiest minute's, and pays no more than keeping that fleet on."""
     mu = plan.operating_point(lg.AZURE_CONVERSATION, n_requests=2000).mu_star
     rate = np.r_[np.full(10, 0.5 * mu), np.full(10, 3.5 * mu), np.full(30, 0.5 * mu)]
     p = plan.plan(rate, startup_min=10, n_requests=2000)
     busiest = math.ceil(3.5 / p.point.target_utilization)  # ⌈λ_max/(ρ*μ*)⌉ = 5
-    assert p.max_replicas == busiest == p.hpa["spec"]["maxReplicas"]
-    assert p.keda["spec"]["maxReplicaCount"] == busiest
+    assert p.max_replicas == 2 * busiest == p.hpa["spec"]["maxReplicas"]
+    assert p.keda["spec"]["maxReplicaCount"] == 2 * busiest
     always_on = p.rows[0]
     assert always_on.policy.fixed == busiest
-    assert p.hpa_run.paid.max() == busiest  # the surge asked for all of them
+    assert p.scaling.signal == "completion_rate"
+    assert p.hpa_run.paid.max() <= busiest
     assert p.hpa_run.paid_hours <= always_on.priced.paid_hours
-    twice = yaml.safe_load(manifest.to_yaml(p.hpa))
-    twice["spec"]["maxReplicas"] = 2 * busiest
-    wide = plan.hpa_replay(p.rate, twice, p.replica, startup_min=10, signal=p.scaling.signal)
-    assert wide.paid.max() == 2 * busiest
-    assert wide.paid_hours > 1.2 * p.hpa_run.paid_hours
+    in_flight = plan.plan(rate, startup_min=10, n_requests=2000, signal="concurrency")
+    assert in_flight.hpa_run.paid.max() == 2 * busiest  # the surge asked for all of them
+    assert in_flight.hpa_run.paid_hours > 1.2 * p.hpa_run.paid_hours
 
 
 FULL_CODE = (

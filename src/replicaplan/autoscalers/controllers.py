@@ -57,6 +57,12 @@ class Metrics:
     engine's request counter, ``rate(...[window])``), which leaves the backlog out."""
     arrival_total: float = 0.0
     """Fleet total of ``arrival_rate``: KEDA's sum of the counter's rate."""
+    completion_rate: float = 0.0
+    """Per replica: requests completed per second over the metric window (the engine's own
+    counter, vLLM's ``vllm:request_success_total``): the arrival rate while the fleet keeps up,
+    the fleet's throughput when it does not, the backlog left out either way."""
+    completion_total: float = 0.0
+    """Fleet total of ``completion_rate``."""
 
 
 class Controller(Protocol):
@@ -91,10 +97,12 @@ class HPAOn:
         "waiting",
         "running_capped",
         "arrival_rate",
+        "completion_rate",
         "in_flight",
         "arrival_total",
+        "completion_total",
     )
-    EXTERNAL = ("queue", "in_flight", "arrival_total")
+    EXTERNAL = ("queue", "in_flight", "arrival_total", "completion_total")
     """Fleet totals, read as External metrics with an AverageValue target (KEDA's sums)."""
     # A replica that is still starting is counted as a Pending pod (unready: zero on a
     # scale-up, left out on a scale-down), which is what it is while its image is pulled.

@@ -1,9 +1,13 @@
 """What serving engines export, and the queries that turn it into the signal a plan targets.
 
-The plan holds either L* requests in flight per replica (running plus waiting, as Little's law
-counts them) or, when L* is too small to hold, the tokens a replica keeps in its KV cache. Each
-engine exports both under its own names, as Prometheus gauges labelled with the served model
-(``model_name``), from which a query reads the signal: the engines' own documentation lists them
+The plan holds ρ*μ* requests completed a second per replica by default (the rate of the
+engine's counter of finished requests: it follows the demand while the fleet keeps up and the
+fleet's throughput when it does not, and never counts a backlog, which is what made the signal
+below run away while replicas start: ``planner.signals``). On request it holds L* requests in
+flight per replica (running plus waiting, as Little's law counts them) or the tokens a replica
+keeps in its KV cache. Each engine exports them under its own names, labelled with the served
+model (``model_name``), from which a query reads the signal: the engines' own documentation
+lists them
 (vLLM's ``docs/design/metrics.md`` and ``vllm/v1/metrics/loggers.py``; SGLang's
 ``docs/references/production_metrics.md``). The cache's share in use (0 to 1) times the cache's
 size in tokens, which the plan knows, gives the tokens held.
@@ -32,15 +36,28 @@ class Engine:
     """Requests queued for a batch slot (gauge)."""
     cache_usage: str
     """Share of the KV cache in use, 0 to 1 (gauge)."""
+    completions: str
+    """Requests finished (counter): vLLM's ``vllm:request_success_total``
+    (``counter_request_success``, vllm/v1/metrics/loggers.py), SGLang's count of its end-to-end
+    latency histogram, observed once a request finishes (``observe_one_finished_request``,
+    python/sglang/srt/metrics/collector.py)."""
     model_label: str = "model_name"
 
 
 ENGINES = {
     "vllm": Engine(
-        "vLLM", "vllm:num_requests_running", "vllm:num_requests_waiting", "vllm:kv_cache_usage_perc"
+        "vLLM",
+        "vllm:num_requests_running",
+        "vllm:num_requests_waiting",
+        "vllm:kv_cache_usage_perc",
+        "vllm:request_success_total",
     ),
     "sglang": Engine(
-        "SGLang", "sglang:num_running_reqs", "sglang:num_queue_reqs", "sglang:token_usage"
+        "SGLang",
+        "sglang:num_running_reqs",
+        "sglang:num_queue_reqs",
+        "sglang:token_usage",
+        "sglang:e2e_request_latency_seconds_count",
     ),
 }
 """The engines a plan can write for, by the name ``--engine`` takes."""
@@ -70,10 +87,18 @@ def selector(namespace: str, model: str, model_label: str = "model_name") -> str
     return f'{{namespace="{namespace}",{model_label}="{model}"}}'
 
 
+SIGNALS = ("completion_rate", "concurrency", "kv_tokens")
+"""The signals a plan can scale on (``--signal``), the measured choice first."""
+
+
 def signal_expression(eng: Engine, signal: str, matchers: str, cache_tokens: float) -> str:
-    """The per-pod PromQL of ``signal`` over the last minute: 'concurrency' (running + waiting)
-    or 'kv_tokens' (cache share × the cache's tokens). ``matchers`` is a label selector
-    ('{…}', or the adapter's template ``{<<.LabelMatchers>>}``)."""
+    """The per-pod PromQL of ``signal`` over the last minute: 'completion_rate' (requests
+    finished a second, the rate of the engine's counter), 'concurrency' (running + waiting) or
+    'kv_tokens' (cache share × the cache's tokens). ``matchers`` is a label selector ('{…}', or
+    the adapter's template ``{<<.LabelMatchers>>}``)."""
+    if signal == "completion_rate":
+        # summed over the counter's own labels (vLLM's finished_reason), one series a pod
+        return f"sum without (finished_reason) (rate({eng.completions}{matchers}[{WINDOW}]))"
     if signal == "concurrency":
         return (
             f"avg_over_time({eng.running}{matchers}[{WINDOW}]) + "
@@ -83,7 +108,7 @@ def signal_expression(eng: Engine, signal: str, matchers: str, cache_tokens: flo
         if not cache_tokens > 0:
             raise ValueError(f"cache_tokens must be > 0, got {cache_tokens!r}")
         return f"avg_over_time({eng.cache_usage}{matchers}[{WINDOW}]) * {cache_tokens:.0f}"
-    raise ValueError(f"signal must be 'concurrency' or 'kv_tokens', got {signal!r}")
+    raise ValueError(f"signal must be one of {', '.join(SIGNALS)}, got {signal!r}")
 
 
 def keda_query(eng: Engine, signal: str, namespace: str, model: str, cache_tokens: float) -> str:
@@ -97,7 +122,9 @@ def adapter_rule(eng: Engine, signal: str, metric_name: str, cache_tokens: float
     name, metricsQuery) exposing the signal per pod as the custom metric ``metric_name``, the
     Pods metric the HPA names. The series carry ``namespace`` and ``pod`` labels, as Prometheus's
     Kubernetes pod discovery attaches them."""
-    series = eng.running if signal == "concurrency" else eng.cache_usage
+    series = {"completion_rate": eng.completions, "concurrency": eng.running}.get(
+        signal, eng.cache_usage
+    )
     expression = signal_expression(eng, signal, "{<<.LabelMatchers>>}", cache_tokens)
     return {
         "seriesQuery": f'{series}{{namespace!="",pod!=""}}',

@@ -449,8 +449,11 @@ def controller_from_scaled_object(
         ]
         return max(active, default=0)
 
+    # KEDA's trigger is the fleet's sum with an AverageValue threshold: an External metric; the
+    # rate's sum is read as one (the others as the per-pod average they equal on a scale-up)
+    name = "completion_total" if signal == "completion_rate" else signal
     return HPAOn(
-        {signal: target},
+        {name: target},
         floor=floor if windows else None,
         up=up,
         down=down,

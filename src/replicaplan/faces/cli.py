@@ -447,6 +447,7 @@ def _plan_of(args: argparse.Namespace, traffic, lengths, model, price):
             served_model=args.served_model,
             sensitivity=bool(args.report),
             precision=args.precision,
+            signal=args.signal,
         )
     except ValueError as err:  # the one bound that depends on the log: named by its flag
         if str(err).startswith("max_replicas"):
@@ -738,6 +739,14 @@ def _add_fleet_options(parser: argparse.ArgumentParser) -> None:
     """What ``plan`` and ``search`` share: the promises and target, the start-up, the budget,
     the deployment's names, and the outputs."""
     parser.add_argument(
+        "--signal",
+        choices=("completion_rate", "concurrency", "kv_tokens"),
+        default="completion_rate",
+        help="what the autoscaler holds per replica: requests completed a second against "
+        "rho* mu* (default; the engine's request counter, which leaves a backlog out), requests "
+        "in flight against L*, or the tokens held in the KV cache",
+    )
+    parser.add_argument(
         "--precision",
         type=_fraction_arg("--precision"),
         default=0.02,
@@ -763,15 +772,15 @@ def _add_fleet_options(parser: argparse.ArgumentParser) -> None:
         type=int,
         default=None,
         metavar="N",
-        help="the manifests' maxReplicas, at least the quietest minute's fleet (default: the "
-        "busiest minute's fleet)",
+        help="the manifests' maxReplicas, at least the quietest minute's fleet (default: twice "
+        "the busiest minute's fleet, a safety margin)",
     )
     parser.add_argument("--name", default="llm", help="name of the HPA and of its Deployment")
     parser.add_argument(
         "--metric",
         default=None,
-        help="name of the per-pod metric the manifests scale on (default: requests_in_flight, "
-        "or kv_cache_tokens when L* is below 2 requests)",
+        help="name of the per-pod metric the manifests scale on (default: requests_per_second; "
+        "requests_in_flight or kv_cache_tokens with --signal)",
     )
     parser.add_argument(
         "--prometheus",

@@ -165,13 +165,36 @@ class ScalingSignal:
     why: str
 
 
-def scaling_signal(point: OperatingPoint, replica: MeasuredReplica) -> ScalingSignal:
-    """L* requests in flight when L* ≥ ``MIN_HOLDABLE_CONCURRENCY``; else the tokens of KV cache a
-    replica holds at ρ*μ*, τ(ℓ(ρ*μ*)) on the measured replica, a quantity in the thousands that
-    moves smoothly with the load (each request in flight holds its prompt and its answer so far).
-    """
+SIGNAL = "completion_rate"
+"""The signal a plan scales on unless told otherwise: requests completed a second per replica
+against ρ*μ*. Measured against the others on the book's day, both Azure traces and a burst
+(``planner.signals``, benchmarks/signal_table.py), it pays within a few per cent of the chase
+and holds the day's 21:00 step at the 7 replicas it needs, where requests in flight run to the
+bound while replicas load their weights."""
+
+
+def scaling_signal(
+    point: OperatingPoint, replica: MeasuredReplica, signal: str | None = None
+) -> ScalingSignal:
+    """What the autoscaler holds: by default (``SIGNAL``) ρ*μ* requests completed a second per
+    replica; 'concurrency', L* requests in flight when L* ≥ ``MIN_HOLDABLE_CONCURRENCY``, else the
+    tokens of KV cache a replica holds at ρ*μ* (τ(ℓ(ρ*μ*)) on the measured replica, a quantity
+    in the thousands that moves smoothly with the load); 'kv_tokens', those tokens."""
+    signal = SIGNAL if signal is None else signal
+    if signal not in ("completion_rate", "concurrency", "kv_tokens"):
+        raise ValueError(
+            f"signal must be 'completion_rate', 'concurrency' or 'kv_tokens', got {signal!r}"
+        )
+    if signal == "completion_rate":
+        return ScalingSignal(
+            "completion_rate",
+            point.rate,
+            "requests_per_second",
+            f"requests completed a second per replica, rho* mu* = {point.rate:.2f} (a rate of "
+            "the engine's request counter, which leaves a backlog out)",
+        )
     L = point.concurrency_target
-    if L >= MIN_HOLDABLE_CONCURRENCY:
+    if signal == "concurrency" and L >= MIN_HOLDABLE_CONCURRENCY:
         return ScalingSignal(
             "concurrency",
             L,
@@ -179,13 +202,17 @@ def scaling_signal(point: OperatingPoint, replica: MeasuredReplica) -> ScalingSi
             f"requests in flight per replica, L* = {L:.1f}",
         )
     tokens = float(replica.kv_tokens(replica.in_flight_at(point.rate)))
+    reason = (
+        f"L* = {L:.2f} requests in flight is below {MIN_HOLDABLE_CONCURRENCY:g}, too few for an "
+        "autoscaler to hold on a count that moves by whole requests"
+        if signal == "concurrency"
+        else "as asked"
+    )
     return ScalingSignal(
         "kv_tokens",
         tokens,
         "kv_cache_tokens",
-        f"tokens in the KV cache per replica, {tokens:,.0f}: L* = {L:.2f} requests in flight is "
-        f"below {MIN_HOLDABLE_CONCURRENCY:g}, too few for an autoscaler to hold on a count that "
-        "moves by whole requests",
+        f"tokens in the KV cache per replica, {tokens:,.0f}: {reason}",
     )
 
 

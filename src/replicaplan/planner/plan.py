@@ -173,11 +173,9 @@ class Plan:
 
 
 def max_replicas_for(rate, capacity: float, target: float, low: int, given: int | None) -> int:
-    """The manifests' ``maxReplicas``: ``given``, or the busiest minute's fleet ⌈λ_max/(ρ*μ*)⌉
-    (at least ``low`` + 1). Not more by default: while replicas start, the ready ones report an
-    overload and the autoscaler asks for every pod it may; pods beyond the busiest minute's
-    fleet arrive after the surge that asked for them and are paid through the scale-down window.
-    """
+    """The manifests' ``maxReplicas``: ``given``, or twice the busiest minute's fleet
+    2 ⌈λ_max/(ρ*μ*)⌉ (at least ``low`` + 1): a safety margin, not what keeps the autoscaler from
+    running away (its signal does that: ``operating.SIGNAL``)."""
     if given is not None:
         given = _check.integer("max_replicas", given, minimum=1)
         if given < low:
@@ -186,7 +184,7 @@ def max_replicas_for(rate, capacity: float, target: float, low: int, given: int 
                 f"minReplicas), got {given}"
             )
         return given
-    return max(low + 1, replicas_needed(float(np.max(rate)), capacity, target))
+    return max(low + 1, 2 * replicas_needed(float(np.max(rate)), capacity, target))
 
 
 def plan(
@@ -213,6 +211,7 @@ def plan(
     seed: int = 0,
     sensitivity: bool = False,
     precision: float | None = 0.02,
+    signal: str | None = None,
 ) -> Plan:
     """Plan a fleet for ``traffic``: a request log (``loadgen.read_trace``) or a per-minute rate
     series (``loadgen.read_rate_series``), served by ``model`` (the running example's replica by
@@ -284,7 +283,7 @@ def plan(
     up, down = behavior(rate, mu, target, startup_min)
     mix = lengths.length_mix() if isinstance(lengths, TraceFile) else lengths
     measured = measured_replica(model, mix, point, n_requests=n_requests, seed=seed)
-    scaling = scaling_signal(point, measured)
+    scaling = scaling_signal(point, measured, signal)
     metric_name = metric_name or scaling.metric_name
     eng = engines.engine(engine)
     served_model = served_model or name

@@ -38,8 +38,11 @@ CANDIDATES = {
     "waiting against a quarter of the batch",
     "arrival rate": "requests arriving per second per pod (rate of a request counter) against "
     "rho* mu*",
+    "completion rate": "requests completed per second per pod (rate of vllm:request_success_total) "
+    "against rho* mu*",
     "KEDA: in flight (sum)": "the fleet's requests in flight, summed (External), against L*",
     "KEDA: arrivals (sum)": "the fleet's arrival rate, summed (External), against rho* mu*",
+    "KEDA: completions (sum)": "the fleet's completion rate, summed (External), against rho* mu*",
 }
 """The signals measured, by the name the tables use."""
 
@@ -56,8 +59,10 @@ def targets(name: str, *, concurrency: float, rate: float, batch: int, kv_tokens
         "running capped": {"running_capped": concurrency},
         "running, waiting guard": {"running": concurrency, "waiting": queue},
         "arrival rate": {"arrival_rate": rate},
+        "completion rate": {"completion_rate": rate},
         "KEDA: in flight (sum)": {"in_flight": concurrency},
         "KEDA: arrivals (sum)": {"arrival_total": rate},
+        "KEDA: completions (sum)": {"completion_total": rate},
     }[name]
 
 

@@ -149,6 +149,7 @@ def simulate_fleet(
     cap = 2 * concurrency_target if concurrency_target is not None else float("inf")
     rate_window = metric_window_s or 60
     arrived = [0.0] * n  # arrivals so far, for the counter's rate
+    completed = [0.0] * n  # completions so far, likewise
     busy = replica.busy_requests
     next_sync = 0.0
     for t in range(n):
@@ -163,6 +164,7 @@ def simulate_fleet(
         flight_s[t], waiting_s[t], served_s[t] = in_flight, waiting, served
         per_s[t] = per
         arrived[t] = (arrived[t - 1] if t else 0.0) + arrivals[t]
+        completed[t] = (completed[t - 1] if t else 0.0) + served
         if t >= next_sync:
             next_sync += controller.period_s
             seen = per_s[max(0, t + 1 - metric_window_s) : t + 1] if metric_window_s else None
@@ -180,7 +182,9 @@ def simulate_fleet(
                 )
             back = t - rate_window
             counted = arrived[t] - (arrived[back] if back >= 0 else 0.0)
-            arrival_total = counted / min(rate_window, t + 1)
+            span = min(rate_window, t + 1)
+            arrival_total = counted / span
+            completion_total = (completed[t] - (completed[back] if back >= 0 else 0.0)) / span
             running = per_read if per_read < B else float(B)
             m = Metrics(
                 now=float(t),
@@ -197,6 +201,8 @@ def simulate_fleet(
                 running_capped=per_read if per_read < cap else cap,
                 arrival_rate=arrival_total / ready,
                 arrival_total=arrival_total,
+                completion_rate=completion_total / ready,
+                completion_total=completion_total,
             )
             fleet.resize(max(1, int(controller.decide(m))), t)
     series = zip(
