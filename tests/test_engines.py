@@ -64,10 +64,13 @@ def test_each_engine_reads_its_documented_series(name):
     eng = engines.engine(name)
     assert (eng.running, eng.waiting, eng.cache_usage) == DOCUMENTED[name]
     # the finished-requests counter: vLLM's request_success_total, SGLang's histogram count
-    assert eng.completions == {
-        "vllm": "vllm:request_success_total",
-        "sglang": "sglang:e2e_request_latency_seconds_count",
-    }[name]
+    assert (
+        eng.completions
+        == {
+            "vllm": "vllm:request_success_total",
+            "sglang": "sglang:e2e_request_latency_seconds_count",
+        }[name]
+    )
     assert eng.model_label == "model_name"
 
 
