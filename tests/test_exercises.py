@@ -225,6 +225,10 @@ def test_what_to_watch_signals_prose():
         assert g[f"sg_{key}_peak"] == bound > need, key
     # "the batch alone cannot run away ... but it is slow": below the bound, far more waiting
     assert g["sg_running_peak"] < bound and g["sg_running_wait"] > 5 * g["sg_chase_wait"]
+    # "the queue alone is the worst row of the table"
+    rows = ("inflight", "kv", "running", "capped", "kedaflight", "completed", "arrivals")
+    assert all(g["sg_waiting_h"] > g[f"sg_{k}_h"] for k in rows)
+    assert all(g["sg_waiting_wait"] > g[f"sg_{k}_wait"] for k in rows)
     # "both stay within a few per cent of the chase, and hold the step at the replicas it needs"
     for key in ("completed", "arrivals"):
         assert abs(g[f"sg_{key}_x"] - 1) < 0.05 and g[f"sg_{key}_peak"] == need, key
