@@ -214,3 +214,13 @@ def test_the_fit_calibrates_every_configuration_of_a_search(tmp_path, capsys):
     bare.write_text(json.dumps({"format": benchfit.FORMAT, "replica": {}}))
     with pytest.raises(ValueError, match="no calibration"):
         benchfit.read_calibration(bare)
+
+
+def test_the_fit_never_writes_over_its_benchmark(tmp_path, capsys):
+    prompt, output = _requests(50)
+    trace = simulate_closed(TRUE, 8, np.zeros(prompt.size), prompt, output)
+    bench = vllm_file(tmp_path / "b.json", trace, concurrency=8)
+    before = bench.read_bytes()
+    args = ["fit", "--bench", str(bench), "--model", "llama-3-8b", "--gpu", "a100-80gb"]
+    assert main([*args, "--out", str(bench)]) == 2
+    assert "--out: " in capsys.readouterr().err and bench.read_bytes() == before

@@ -568,3 +568,35 @@ def test_the_parser_imports_no_model():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+@pytest.mark.parametrize("option", ["--manifest", "--keda", "--adapter"])
+def test_an_output_that_is_an_input_is_refused_and_the_input_kept(tmp_path, capsys, option):
+    log = tmp_path / "log.csv"
+    log.write_bytes(SAMPLE_LOG.read_bytes())
+    before = log.read_bytes()
+    assert main(["plan", "--log", str(log), option, str(log)]) == 2
+    err = capsys.readouterr().err
+    assert f"{option}: {log} is the --log input" in err
+    assert log.read_bytes() == before
+
+
+def test_a_device_or_a_fifo_as_an_output_is_refused(tmp_path, capsys):
+    import os
+
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    for target in (fifo, Path("/dev/null")):
+        assert main(["plan", "--log", str(SAMPLE_LOG), "--manifest", str(target)]) == 2
+        assert "exists and is not a regular file" in capsys.readouterr().err
+    assert fifo.exists() and not fifo.is_file()  # still the FIFO
+    assert Path("/dev/null").is_char_device()
+    report = tmp_path / "report-file"
+    report.write_text("mine")
+    assert main(["plan", "--log", str(SAMPLE_LOG), "--report", str(report)]) == 2
+    assert "is not a directory" in capsys.readouterr().err and report.read_text() == "mine"
+
+
+def test_lengths_with_a_log_is_refused(capsys):
+    assert main(["plan", "--log", str(SAMPLE_LOG), "--lengths", str(SAMPLE_LOG)]) == 2
+    assert "--lengths: a log carries its own lengths" in capsys.readouterr().err

@@ -280,3 +280,40 @@ def test_names_the_api_server_would_refuse():
         manifest.hpa_manifest("llm", 30, deployment="Serve")
     with pytest.raises(ValueError, match="metric_name"):
         manifest.keda_scaled_object("llm", 30, min_replicas=1, max_replicas=2, metric_name="9x")
+
+
+def test_a_behavior_field_left_out_takes_the_apis_default():
+    """Kubernetes fills each field of scaleUp and scaleDown that a manifest leaves out with its
+    default (pkg/apis/autoscaling/v2/defaults.go, copyHPAScalingRules): a scale-down that sets
+    only its policies keeps the 300 s window, a scale-up that sets only its window keeps the
+    4-pods-or-100 % policies. Read as 0 s, the replay would scale down at the first quiet sync."""
+    from replicaplan.autoscalers import manifest as M
+
+    doc = {
+        "apiVersion": "autoscaling/v2",
+        "kind": "HorizontalPodAutoscaler",
+        "metadata": {"name": "x"},
+        "spec": {
+            "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "x"},
+            "minReplicas": 1,
+            "maxReplicas": 10,
+            "metrics": [
+                {
+                    "type": "Pods",
+                    "pods": {
+                        "metric": {"name": "m"},
+                        "target": {"type": "AverageValue", "averageValue": "5"},
+                    },
+                }
+            ],
+            "behavior": {
+                "scaleDown": {"policies": [{"type": "Pods", "value": 1, "periodSeconds": 60}]},
+                "scaleUp": {"stabilizationWindowSeconds": 30},
+            },
+        },
+    }
+    hpa = M.autoscaler_from_manifest(doc)
+    assert hpa.down.stabilization_s == 300
+    assert [(p.kind, p.value, p.period_s) for p in hpa.down.policies] == [("Pods", 1, 60)]
+    assert hpa.up.stabilization_s == 30
+    assert len(hpa.up.policies) == 2 and hpa.up.select == "Max"

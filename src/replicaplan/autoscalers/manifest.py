@@ -181,17 +181,28 @@ def to_yaml(manifest: dict) -> str:
     return yaml.safe_dump(manifest, sort_keys=False)
 
 
-def _rules_from(d: dict) -> Rules:
-    policies = tuple(
-        ScalingPolicy(p["type"], p["value"], p["periodSeconds"]) for p in d.get("policies", [])
+def _rules_from(d: dict, default: Rules) -> Rules:
+    """One direction's rules: each field the manifest sets, the API's default for each it
+    leaves out, as Kubernetes fills them (``copyHPAScalingRules`` in
+    pkg/apis/autoscaling/v2/defaults.go copies every non-nil field over the defaults; an unset
+    scale-down window is the controller's 300 s)."""
+    policies = (
+        tuple(ScalingPolicy(p["type"], p["value"], p["periodSeconds"]) for p in d["policies"])
+        if "policies" in d
+        else default.policies
     )
-    return Rules(policies, d.get("selectPolicy", "Max"), d.get("stabilizationWindowSeconds", 0))
+    return Rules(
+        policies,
+        d.get("selectPolicy", default.select),
+        d.get("stabilizationWindowSeconds", default.stabilization_s),
+    )
 
 
 def _behavior_from(behavior: dict) -> tuple[Rules, Rules]:
-    """The scale-up and scale-down rules of a ``behavior`` field; the API's defaults if absent."""
-    up = _rules_from(behavior["scaleUp"]) if "scaleUp" in behavior else Rules.default_up()
-    down = _rules_from(behavior["scaleDown"]) if "scaleDown" in behavior else Rules.default_down()
+    """The scale-up and scale-down rules of a ``behavior`` field; the API's defaults for what it
+    leaves out."""
+    up = _rules_from(behavior.get("scaleUp", {}), Rules.default_up())
+    down = _rules_from(behavior.get("scaleDown", {}), Rules.default_down())
     return up, down
 
 

@@ -377,10 +377,20 @@ def _checked_inputs(args: argparse.Namespace) -> dict:
     from replicaplan.faces.files import check_writable
     from replicaplan.faces.plan_report import check_report_dir
 
-    inputs = (("--log", args.log), ("--rates", args.rates), ("--lengths", args.lengths))
+    inputs = (
+        ("--log", args.log),
+        ("--rates", args.rates),
+        ("--lengths", args.lengths),
+        ("--replica", getattr(args, "replica", None)),
+    )
     for option, value in inputs:
         if value and not Path(value).is_file():
             raise ValueError(f"{option}: no such file: {value}")
+    if args.log and args.lengths:
+        raise ValueError(
+            "--lengths: a log carries its own lengths; give --lengths with --rates only"
+        )
+    read = {Path(value).resolve(): option for option, value in inputs if value}
     outputs = {
         "--manifest": args.manifest,
         "--keda": args.keda,
@@ -391,6 +401,9 @@ def _checked_inputs(args: argparse.Namespace) -> dict:
     if len({Path(path).resolve() for path in outputs.values()}) < len(outputs):
         raise ValueError(f"{', '.join(outputs)}: each output needs its own path")
     for option, path in outputs.items():  # before minutes of work, not after
+        if Path(path).resolve() in read:
+            source = read[Path(path).resolve()]
+            raise ValueError(f"{option}: {path} is the {source} input; give another path")
         check_writable(path, option)
     if args.report:
         try:
@@ -486,6 +499,12 @@ def _fit(args: argparse.Namespace) -> str:
             raise ValueError(f"{option} must be an integer from 1 to {top:,}, got {value}")
     shape = _hardware("model", args.model)
     card = _hardware("gpu", args.gpu)
+    if args.out:  # before the fit, not after
+        from replicaplan.faces.files import check_writable
+
+        if Path(args.out).resolve() == Path(args.bench).resolve():
+            raise ValueError(f"--out: {args.out} is the --bench input; give another path")
+        check_writable(args.out, "--out")
     bench = benchfit.read_bench(args.bench)
     benchfit.check_model(bench, shape)
     start = ReplicaModel.from_hardware(

@@ -33,6 +33,11 @@ def check_writable(path, option: str) -> Path:
         raise ValueError(f"{option}: no such directory: {path.parent}")
     if path.is_dir() and option != "--report":
         raise ValueError(f"{option}: {path} is a directory; give a file name")
+    if path.exists() and not path.is_dir() and not path.is_file():
+        # a device, a FIFO or a socket: renaming a staged file onto it would replace it
+        raise ValueError(f"{option}: {path} exists and is not a regular file; give a file name")
+    if option == "--report" and path.exists() and not path.is_dir():
+        raise ValueError(f"{option}: {path} exists and is not a directory")
     try:
         fd, probe = tempfile.mkstemp(dir=parent, prefix=".replicaplan-probe-")
     except OSError as err:
