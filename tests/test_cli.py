@@ -372,7 +372,7 @@ def zero_rates(tmp_path):
         (["--batch", "1000000000"], "--batch must be an integer from 1 to 16,384"),
         (["--gpus", "2"], "--gpus needs --model and --gpu"),
         (["--prometheus", "prometheus:9090"], "--prometheus must be an http"),
-        (["--max-replicas", "0"], "--max-replicas must be an integer >= 1, got 0"),
+        (["--max-replicas", "0"], "--max-replicas must be an integer from 1 to 2,147,483,647"),
         (
             ["--rates", str(WEEK), "--max-replicas", "1"],
             r"--max-replicas must be >= 2 \(the quietest minute's fleet.*got 1",
@@ -600,3 +600,18 @@ def test_a_device_or_a_fifo_as_an_output_is_refused(tmp_path, capsys):
 def test_lengths_with_a_log_is_refused(capsys):
     assert main(["plan", "--log", str(SAMPLE_LOG), "--lengths", str(SAMPLE_LOG)]) == 2
     assert "--lengths: a log carries its own lengths" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "extra, message",
+    [
+        (["--model", "llama-3-8b", "--gpu", "a100-80gb", "--gpus", "3"],
+         "--gpus: 8 KV heads of Llama-3-8B do not split over 3 GPUs"),
+        (["--max-replicas", str(2**31)], "--max-replicas must be an integer from 1 to 2,147,4"),
+        (["--namespace", "Not_A_Label"], "--namespace must be a DNS-1123 label"),
+        (["--namespace", "a" * 64], "--namespace must be a DNS-1123 label"),
+    ],
+)  # fmt: skip
+def test_what_the_api_or_the_engine_would_refuse_is_refused_by_its_flag(capsys, extra, message):
+    assert main(["plan", "--log", str(SAMPLE_LOG), *extra]) == 2
+    assert message in capsys.readouterr().err

@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import re
 import sys
 from pathlib import Path
 
@@ -316,9 +317,14 @@ def _base_replica(args: argparse.Namespace):
     dtypes = {"dtype": getattr(args, "dtype", None), "kv_dtype": getattr(args, "kv_dtype", None)}
     if (dtypes["dtype"] or dtypes["kv_dtype"]) and not card:
         raise ValueError("--dtype and --kv-dtype need --gpu: a fit measures the server as it ran")
-    sheet = card and ReplicaModel.from_hardware(
-        shape, card, gpus=args.gpus, batch=args.batch, **dtypes
-    )
+    try:
+        sheet = card and ReplicaModel.from_hardware(
+            shape, card, gpus=args.gpus, batch=args.batch, **dtypes
+        )
+    except ValueError as err:  # the GPUs that cannot hold or split the model: named by flag
+        if str(err).startswith("gpus:"):
+            raise ValueError(f"--{err}") from None
+        raise
     # vLLM V1's defaults for the card, as ReplicaModel.from_hardware takes them
     args.batch = args.batch or (engine_defaults(card)[0] if card else DEFAULT_BATCH)
     if not fitting:
@@ -366,6 +372,12 @@ def _progress(share: float, doing: str = "reading the log") -> None:
     print(f"\r{doing} [{bar:<30}] {100 * share:5.1f} %", end="", file=sys.stderr)
     if share >= 1:
         print(file=sys.stderr)
+
+
+INT32_MAX = 2**31 - 1
+"""The largest replica count the Kubernetes API takes (``maxReplicas`` is an int32)."""
+_DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?")
+"""A namespace's name: an RFC 1123 label, as the API server validates it."""
 
 
 def _checked_inputs(args: argparse.Namespace) -> dict:
@@ -417,8 +429,16 @@ def _checked_inputs(args: argparse.Namespace) -> dict:
         raise ValueError(f"--{err}") from None
     if args.short_budget is not None and not 0 <= args.short_budget < 1:
         raise ValueError(f"--short-budget must be from 0 to below 1, got {args.short_budget:g}")
-    if args.max_replicas is not None and args.max_replicas < 1:
-        raise ValueError(f"--max-replicas must be an integer >= 1, got {args.max_replicas}")
+    if args.max_replicas is not None and not 1 <= args.max_replicas <= INT32_MAX:
+        raise ValueError(
+            f"--max-replicas must be an integer from 1 to {INT32_MAX:,} (the API's int32), "
+            f"got {args.max_replicas}"
+        )
+    if not _DNS_LABEL.fullmatch(args.namespace or ""):
+        raise ValueError(
+            "--namespace must be a DNS-1123 label (lower-case letters, digits and '-', at most "
+            f"63 characters, a letter or digit at each end), got {args.namespace!r}"
+        )
     return outputs
 
 

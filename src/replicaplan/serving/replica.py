@@ -658,6 +658,12 @@ class ReplicaModel:
         card = GPUS[gpu] if isinstance(gpu, str) else gpu
         shape = shape.with_dtype(dtype, kv_dtype if kv_dtype is not None else dtype)
         gpus = _check.integer("gpus", gpus, minimum=1)
+        if shape.kv_heads % gpus and gpus % shape.kv_heads:
+            # vLLM shards the KV heads over the tensor-parallel group, or replicates them when
+            # the group is a multiple of their number; neither splits 8 heads over 3 GPUs
+            raise ValueError(
+                f"gpus: {shape.kv_heads} KV heads of {shape.name} do not split over {gpus} GPUs"
+            )
         _check.fraction("bandwidth_efficiency", bandwidth_efficiency)
         _check.fraction("prefill_efficiency", prefill_efficiency)
         _check.fraction("memory_utilization", memory_utilization)
