@@ -22,7 +22,8 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 from replica_simpy import simpy_open  # noqa: E402
 
-from replicaplan.serving.replica import ReplicaModel, simulate_open
+from replicaplan.serving.engine import simulate_open
+from replicaplan.serving.replica import ReplicaModel
 from replicaplan.simulation.capacity import replica_sweep
 from replicaplan.traffic.loadgen import AZURE_CONVERSATION, poisson_arrivals
 

@@ -9,7 +9,8 @@ arrivals; 5,000 requests a load, the first 10 % dropped. Run: .venv/bin/python b
 
 import numpy as np
 
-from replicaplan.serving.replica import ReplicaModel, simulate_open
+from replicaplan.serving.engine import simulate_open
+from replicaplan.serving.replica import ReplicaModel
 from replicaplan.simulation import capacity
 from replicaplan.traffic.loadgen import AZURE_CONVERSATION, poisson_arrivals
 

@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 from replicaplan.faces.cli import main
-from replicaplan.serving.replica import ReplicaModel, simulate_closed, simulate_open
+from replicaplan.serving.engine import simulate_closed, simulate_open
+from replicaplan.serving.replica import ReplicaModel
 from replicaplan.simulation import benchfit
 
 # the "server": a replica whose step differs from the datasheet's on every fitted parameter
@@ -177,7 +178,7 @@ def test_the_replica_file_is_refused_with_other_replica_options(tmp_path, capsys
 
 
 def test_model_names_match_across_spellings():
-    from replicaplan.serving.replica import MODELS
+    from replicaplan.serving.catalogue import MODELS
 
     bench = benchfit.Bench(*(np.ones(10),) * 4, 1.0, None, "meta-llama/Llama-3.1-8B-Instruct", "x")
     benchfit.check_model(bench, MODELS["llama-3.1-8b"])
@@ -190,7 +191,7 @@ def test_the_fit_calibrates_every_configuration_of_a_search(tmp_path, capsys):
     its FLOP/s, the 3 ms floor): search --replica builds every candidate with them, so the
     A100's own configuration comes out as the fitted server does, slower than the datasheet's."""
     from replicaplan.planner import search
-    from replicaplan.serving.replica import GPUS
+    from replicaplan.serving.catalogue import GPUS
 
     prompt, output = _requests()
     trace = simulate_closed(TRUE, 32, np.zeros(prompt.size), prompt, output)

@@ -9,7 +9,8 @@ import pytest
 from replicaplan.autoscalers.controllers import Fixed
 from replicaplan.planner.calibration import measured_replica
 from replicaplan.planner.operating import operating_point
-from replicaplan.serving.replica import ReplicaModel, simulate_open
+from replicaplan.serving.engine import simulate_open
+from replicaplan.serving.replica import ReplicaModel
 from replicaplan.simulation.control import simulate_fleet
 from replicaplan.traffic import loadgen as lg
 

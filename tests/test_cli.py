@@ -311,12 +311,12 @@ def test_a_gpu_spelled_out_equals_the_named_one(capsys):
     named = json.loads(capsys.readouterr().out)
     spec = (
         f"memory_bytes={80 * 2**30},bandwidth=2.039e12,flops=312e12,link_bandwidth=300e9,"
-        "price_per_hour=1.99"
+        "price_per_gpu_hour=1.99"
     )
     assert main([*base, spec]) == 0
     spelled = json.loads(capsys.readouterr().out)
     assert spelled["mu_star_rps"] == named["mu_star_rps"]
-    assert spelled["price_per_hour"] == named["price_per_hour"] == 1.99
+    assert spelled["price_per_replica_hour"] == named["price_per_replica_hour"] == 1.99
 
 
 def short_log(tmp_path):

@@ -13,13 +13,13 @@ L_STAR = EXAMPLE.concurrency_target
 
 def test_fluid_replica_matches_the_running_example():
     fr = FluidReplica()
-    assert fr.capacity_rps == pytest.approx(8.0, rel=0.01)
+    assert fr.max_rate_rps == pytest.approx(8.0, rel=0.01)
     assert float(fr.completion_rate(0)) == 0.0
     assert np.all(np.diff(fr.completion_rate(np.arange(65))) > 0)
 
 
 def test_queue_is_stable_iff_rate_below_fleet_capacity():
-    mu = FluidReplica().capacity_rps
+    mu = FluidReplica().max_rate_rps
     hour = 3600
     below = simulate_fleet(np.full(hour, 0.95 * 5 * mu), Fixed(5), initial=5, seed=1)
     above = simulate_fleet(np.full(hour, 1.05 * 5 * mu), Fixed(5), initial=5, seed=1)
@@ -137,7 +137,7 @@ class _Watching:
 def test_a_controller_gets_the_signals_it_reads_and_the_same_values():
     """One that names what it reads gets those, computed as for one that names nothing, and
     zeros for the rest (which the loop then need not compute)."""
-    rate = np.full(600, 0.6 * 3 * FluidReplica().capacity_rps)
+    rate = np.full(600, 0.6 * 3 * FluidReplica().max_rate_rps)
     every, some = _Watching(), _Watching(reads=("concurrency", "kv_tokens"))
     for c in (every, some):
         simulate_fleet(rate, c, initial=3, seed=2, metric_window_s=60)

@@ -70,7 +70,7 @@ def test_phase_prices():
     [
         (lambda: cost.cost_per_token(2, 2560, 0), "utilization"),
         (lambda: cost.cost_per_token(2, 2560, 1.2), "utilization"),
-        (lambda: cost.cost_per_token(0, 2560, 1), "price_per_hour"),
+        (lambda: cost.cost_per_token(0, 2560, 1), "price_per_replica_hour"),
         (lambda: cost.cost_per_token(2, -1, 1), "tokens_per_s"),
         (lambda: cost.spot_cost_factor(1.0, 0.1), "discount"),
         (lambda: cost.spot_cost_factor(-0.1, 0.1), "discount"),
@@ -114,10 +114,10 @@ def test_the_bill_split_by_phase_by_hand():
 def test_a_replica_hour_pays_for_every_gpu_at_its_list_price():
     one = ReplicaModel.from_hardware("llama-3-8b", "a100-80gb")
     four = ReplicaModel.from_hardware("llama-3-70b", "h100-sxm", gpus=4)
-    assert one.price_per_hour == 1.99 and one.currency == "USD"
-    assert four.price_per_hour == pytest.approx(4 * 3.24)
-    assert ReplicaModel().price_per_hour == 2.0  # the running example's 2 € an hour
+    assert one.price_per_replica_hour == 1.99 and one.currency == "USD"
+    assert four.price_per_replica_hour == pytest.approx(4 * 3.24)
+    assert ReplicaModel().price_per_replica_hour == 2.0  # the running example's 2 € an hour
     fitted, _ = ReplicaModel.fit_notes(
         "llama-3-8b", tpot=[(1, 0, 0.02), (64, 2000, 0.03)], ttft=[(100, 0.1), (200, 0.2)]
     )
-    assert fitted.price_per_hour is None
+    assert fitted.price_per_replica_hour is None

@@ -124,7 +124,7 @@ def test_invariants(random_days, kwargs):
 def test_more_capacity_never_pays_more(random_days, kwargs):
     rate = reference_traffic()
     for day in [rate, *random_days]:
-        hours = [simulate_day(day, capacity=c, **kwargs).paid_hours for c in (4, 6, 8, 10, 16)]
+        hours = [simulate_day(day, mu_star_rps=c, **kwargs).paid_hours for c in (4, 6, 8, 10, 16)]
         assert all(a >= b for a, b in zip(hours, hours[1:], strict=False)), hours
 
 
@@ -142,8 +142,8 @@ def test_reproducible():
         (dict(rate=[1.0, math.inf]), "rate"),
         (dict(rate=[]), "rate"),
         (dict(rate=[[1.0]]), "rate"),
-        (dict(capacity=0.0), "capacity"),
-        (dict(capacity=-8.0), "capacity"),
+        (dict(mu_star_rps=0.0), "mu_star_rps"),
+        (dict(mu_star_rps=-8.0), "mu_star_rps"),
         (dict(target=0.0), "target"),
         (dict(target=1.01), "target"),
         (dict(target=math.nan), "target"),

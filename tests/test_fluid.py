@@ -30,7 +30,7 @@ def test_utilization_proxy_saturates_long_before_the_batch():
 
 
 def test_fluid_replica_capacity_is_the_running_example():
-    assert FluidReplica().capacity_rps == pytest.approx(8.0, rel=0.01)
+    assert FluidReplica().max_rate_rps == pytest.approx(8.0, rel=0.01)
 
 
 def test_stretched_busy_counter():
@@ -74,7 +74,7 @@ def test_one_second_of_a_measured_replica_solved_by_hand():
 
 def test_a_measured_replica_reads_its_points():
     r = _measured()
-    assert r.capacity_rps == 10.0
+    assert r.max_rate_rps == 10.0
     assert float(r.residence_s(1.0)) == pytest.approx(0.5)
     assert r.in_flight_at(4.0) == pytest.approx(2.0)
     assert float(r.kv_tokens(3.75)) == pytest.approx(150.0)

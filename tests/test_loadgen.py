@@ -263,7 +263,7 @@ def test_carried_quantiles_describe_the_vendored_sample(conv_sample):
 
 
 def test_the_sample_replays_through_the_replica(conv_sample):
-    from replicaplan.serving.replica import simulate_open
+    from replicaplan.serving.engine import simulate_open
 
     trace = simulate_open(
         ReplicaModel(), conv_sample.arrival, conv_sample.prompt, conv_sample.output

@@ -11,13 +11,15 @@ import yaml
 from replicaplan.autoscalers import manifest
 from replicaplan.planner import plan
 from replicaplan.planner import schedule as schedule_mod
-from replicaplan.serving.replica import ReplicaModel, simulate_open
+from replicaplan.serving.engine import simulate_open
+from replicaplan.serving.fluid import replicas_needed
+from replicaplan.serving.replica import ReplicaModel
 from replicaplan.simulation import capacity
 from replicaplan.traffic import loadgen as lg
 from replicaplan.traffic.synthetic import noisy_days
 
 SAMPLE = Path(__file__).resolve().parents[1] / "data" / "azure-llm-inference-2023"
-PRICE = {"price_per_hour": 2.0, "tokens_per_request": 200.0}
+PRICE = {"price_per_replica_hour": 2.0, "tokens_per_request": 200.0}
 
 
 @pytest.fixture(scope="module")
@@ -87,7 +89,7 @@ def test_replay_of_a_step_by_hand():
     """2 req/s for an hour, 10 for half an hour, 2 again; μ* = 8, ρ* = 0.8 (6.4 req/s each)."""
     rate = np.r_[np.full(60, 2.0), np.full(30, 10.0), np.full(30, 2.0)]
     always, chase, spares = plan.replay(
-        rate, 8.0, startup_min=8, price_per_hour=2.0, tokens_per_request=211.5
+        rate, 8.0, startup_min=8, price_per_replica_hour=2.0, tokens_per_request=211.5
     )
     assert always.result.paid_hours == pytest.approx(2 * 2.0)  # ⌈10/6.4⌉ = 2 replicas, 2 h
     assert always.result.uncovered_minutes == 0
@@ -281,13 +283,33 @@ def test_an_hpa_written_by_hand_is_read_as_kubernetes_would_apply_it(two_days):
     assert ctrl.targets == {"concurrency": 12.5}
     assert hpa.down.stabilization_s == 240 and hpa.up.policies[0].value == 3
     run = plan.hpa_replay(
-        two_days.rate, HAND_WRITTEN_HPA, two_days.replica, startup_min=15, signal="concurrency"
+        two_days.rate,
+        HAND_WRITTEN_HPA,
+        two_days.replica,
+        initial=int(two_days.hpa_run.ready[0]),
+        startup_min=15,
+        signal="concurrency",
     )
     assert run.paid.min() >= 2 and run.ready.max() <= 9
     called = np.diff(run.paid.astype(int))
     per_minute = [called[i : i + 60].clip(min=0).sum() for i in range(0, called.size - 60, 60)]
     assert max(per_minute) <= 3, max(per_minute)
     assert run.scale_changes > 4  # it followed the two days up and down
+
+
+def test_the_autoscalers_replays_start_from_the_fleet_the_policies_start_from():
+    """Every replay of a plan starts from one capacity, μ* at the target: the first minute's
+    ⌈λ(0)/(ρ*μ*)⌉, as the chase starts (within the manifest's bounds). The HPA's replay used
+    to start from the measured replica's top rate c_m at full use, fewer replicas than the
+    policies it is compared with (issue #32)."""
+    busy_start = np.r_[np.full(20, 40.0), np.full(20, 10.0)]  # req/s a minute
+    p = plan.plan(busy_start, startup_min=2, n_requests=1000)
+    first = replicas_needed(float(p.rate[0]), p.point.mu_star, p.point.target_utilization)
+    chase = p.rows[1].result
+    assert chase.ready[0] == first
+    assert p.hpa_run.ready[0] == min(max(first, p.min_replicas), p.max_replicas)
+    # the two capacities differ on this log, so a replay started from the other one is seen
+    assert replicas_needed(float(p.rate[0]), p.replica.max_rate_rps) < first
 
 
 @pytest.mark.parametrize("lam", [20.0, 50.0, 100.0])
@@ -305,7 +327,14 @@ def test_the_hpa_on_steady_traffic_stays_between_mu_star_and_the_target(lam):
     held = float(replica.completion_rate(point.concurrency_target))
     assert held == pytest.approx(point.rate, rel=0.05)
     hpa = manifest.hpa_manifest("x", point.concurrency_target, min_replicas=1, max_replicas=60)
-    run = plan.hpa_replay(np.full(90, lam), hpa, replica, startup_min=2, signal="concurrency")
+    run = plan.hpa_replay(
+        np.full(90, lam),
+        hpa,
+        replica,
+        initial=math.ceil(lam / point.rate),
+        startup_min=2,
+        signal="concurrency",
+    )
     settled = run.ready[3600:]
     assert settled.min() >= lam / point.mu_star
     # within 30 %: at 50 req/s the cycle runs 8.5 replicas on average against the 6.6 of
@@ -339,6 +368,7 @@ def test_the_keda_object_read_back_reproduces_its_replay_and_holds_its_minimums(
         p.rate,
         f.read_text(),
         p.replica,
+        initial=int(p.hpa_run.ready[0]),
         startup_min=SCHEDULE_WINS_STARTUP_MIN,
         start_s=p.start_s,
         signal=p.scaling.signal,
@@ -370,15 +400,15 @@ def test_startup_sensitivity_on_a_step_by_hand():
 def test_the_planner_has_no_running_example_default():
     """A reader's traffic is never priced with the book's 2 € and 320-token answers."""
     with pytest.raises(TypeError, match="tokens_per_request"):
-        plan.replay(np.full(60, 1.0), 8.0, price_per_hour=2.0)
-    with pytest.raises(TypeError, match="price_per_hour"):
+        plan.replay(np.full(60, 1.0), 8.0, price_per_replica_hour=2.0)
+    with pytest.raises(TypeError, match="price_per_replica_hour"):
         plan.replay(np.full(60, 1.0), 8.0, tokens_per_request=200.0)
 
 
 def test_a_replica_of_two_gpus_pays_both_and_its_bill_splits_by_phase(sample):
     two = replace(ReplicaModel(), gpus=2)
     p = plan.plan(sample, two, price_per_gpu_hour=1.5, n_requests=1000)
-    assert p.price_per_hour == 3.0
+    assert p.price_per_replica_hour == 3.0
     for r in p.rows:
         assert r.priced.cost == pytest.approx(r.result.paid_hours * 2 * 1.5)
     p_in, p_out = p.phase_prices
@@ -387,7 +417,7 @@ def test_a_replica_of_two_gpus_pays_both_and_its_bill_splits_by_phase(sample):
     assert bill == pytest.approx(p.recommended.priced.cost)
     assert p_out / p_in == pytest.approx(p.phase_s[1] / p.phase_s[0])
     with pytest.raises(ValueError, match="price_per_gpu_hour"):
-        plan.plan(sample, replace(two, gpu_price_per_hour=None), n_requests=1000)
+        plan.plan(sample, replace(two, price_per_gpu_hour=None), n_requests=1000)
 
 
 def test_a_target_too_small_to_hold_becomes_the_kv_cache_tokens():

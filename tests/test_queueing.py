@@ -9,7 +9,8 @@ import sympy as sp
 from replicaplan.core.stats import batch_means_error
 from replicaplan.core.symbols import lam, mu, q, tau
 from replicaplan.serving import queueing as qu
-from replicaplan.serving.replica import ReplicaModel, simulate_closed
+from replicaplan.serving.engine import simulate_closed
+from replicaplan.serving.replica import ReplicaModel
 from replicaplan.traffic.loadgen import AZURE_CONVERSATION, think_times
 
 

@@ -2,13 +2,9 @@ import numpy as np
 import pytest
 from replica_simpy import simpy_closed, simpy_open
 
-from replicaplan.serving.replica import (
-    FitNote,
-    ReplicaModel,
-    Trace,
-    simulate_closed,
-    simulate_open,
-)
+from replicaplan.serving.engine import simulate_closed, simulate_open
+from replicaplan.serving.trace import Trace
+from replicaplan.serving.replica import FitNote, ReplicaModel
 from replicaplan.traffic.loadgen import AZURE_CONVERSATION, poisson_arrivals, think_times
 
 
@@ -16,13 +12,13 @@ def test_calibration_of_the_running_example():
     m = ReplicaModel()
     assert m.tpot(64) == pytest.approx(0.025)  # 25 ms at 64 sequences
     assert 64 / m.tpot(64) == pytest.approx(2560)  # 2,560 tokens/s
-    assert m.raw_capacity_rps(320) == pytest.approx(8.0)  # μ ≈ 8 req/s
+    assert m.max_rate_rps(320) == pytest.approx(8.0)  # μ ≈ 8 req/s
     # each 1,000-token prompt's compute holds up the batch: 32 ms of linear layers (2 × 8e9
     # FLOP a token at 0.5 PFLOP/s) and its attention, each token over the 1 ... 1,000 before it
     # (4 × 32 layers × 4,096 FLOP a pair, 500,500 pairs): 64/(320·0.025 + 64·(0.032 + 0.000525))
     attention = 4 * 32 * 4096 * 500_500 / 0.5e15
     assert attention == pytest.approx(0.000525, rel=1e-3)
-    assert m.raw_capacity_rps(320, 1000) == pytest.approx(64 / (8.0 + 64 * (0.032 + attention)))
+    assert m.max_rate_rps(320, 1000) == pytest.approx(64 / (8.0 + 64 * (0.032 + attention)))
     assert m.tpot(1) < m.tpot(32) < m.tpot(64)  # the roofline: more KV, slower
     # weights alone: 16 GB per step at the achieved bandwidth, 43.7 % of the 3 TB/s peak
     assert m.tpot(0) == pytest.approx(16e9 / m.bandwidth)
@@ -354,7 +350,8 @@ def test_the_cache_as_vllm_profiles_it():
     # vLLM's own memory profile of Llama-3-8B on one H100 (PR #10511): 0.90 × 79.22 GiB =
     # 71.29 GiB; weights 14.96 GiB, non-torch 1.79 GiB, activation peak 1.26 GiB (8,192 tokens);
     # 53.29 GiB left for the cache. On two GPUs: 7.48 GiB of weights and 3.58 of non-torch each
-    from replicaplan.serving.replica import GPUS, MODELS, kv_cache_bytes_per_gpu
+    from replicaplan.serving.catalogue import GPUS, MODELS
+    from replicaplan.serving.replica import kv_cache_bytes_per_gpu
 
     shape, h100 = MODELS["llama-3-8b"], GPUS["h100-sxm"]
     one = kv_cache_bytes_per_gpu(shape, h100, 1, 0.9, 8192) / 2**30
@@ -477,7 +474,7 @@ def test_fit_bad_measurements(tpot, ttft, name):
 
 def test_hardware_from_text_by_name_or_spelled_out():
     """The catalogue parses its own specs; errors name the kind and key, not a CLI option."""
-    from replicaplan.serving.replica import GPUS, from_text
+    from replicaplan.serving.catalogue import GPUS, from_text
 
     assert from_text("gpu", "a100-80gb") is GPUS["a100-80gb"]
     spelled = from_text("gpu", "memory_bytes=80e9,bandwidth=2e12,flops=3e14,link_bandwidth=3e11")

@@ -44,10 +44,10 @@ def test_power_station_ramp():
 
 
 def test_scale_to_zero():
-    out = rs.scale_to_zero(idle_s=6 * 3600, startup_s=480, price_per_hour=2.0)
+    out = rs.scale_to_zero(idle_s=6 * 3600, startup_s=480, price_per_replica_hour=2.0)
     assert out["saved_eur"] == pytest.approx((6 * 3600 - 480) / 3600 * 2.0)
     assert out["first_ttft_penalty_s"] == 480 and out["worth_it"]
-    assert not rs.scale_to_zero(idle_s=300, startup_s=480, price_per_hour=2.0)["worth_it"]
+    assert not rs.scale_to_zero(idle_s=300, startup_s=480, price_per_replica_hour=2.0)["worth_it"]
 
 
 @pytest.mark.parametrize(
@@ -55,10 +55,10 @@ def test_scale_to_zero():
     [
         (lambda: rs.ramp_reserve(-1, 1, 8, 0.8), "ramp_rps_per_s"),
         (lambda: rs.ramp_reserve(1, -1, 8, 0.8), "startup_s"),
-        (lambda: rs.ramp_reserve(1, 1, 0, 0.8), "capacity_rps"),
+        (lambda: rs.ramp_reserve(1, 1, 0, 0.8), "mu_star_rps"),
         (lambda: rs.step_reserve(1, 8, 1.2), "target"),
         (lambda: rs.step_reserve(-3, 8, 0.8), "step_rps"),
-        (lambda: rs.scale_to_zero(1, 1, 0), "price_per_hour"),
+        (lambda: rs.scale_to_zero(1, 1, 0), "price_per_replica_hour"),
     ],
 )
 def test_bad_input(call, name):

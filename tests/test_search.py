@@ -15,7 +15,8 @@ from hypothesis import strategies as st
 from replicaplan.faces import search_report
 from replicaplan.faces.cli import main
 from replicaplan.planner import search as S
-from replicaplan.serving.replica import GPU, GPUS, MODELS, ReplicaModel
+from replicaplan.serving.catalogue import GPU, GPUS, MODELS
+from replicaplan.serving.replica import ReplicaModel
 from replicaplan.traffic import loadgen as lg
 
 ROOT = Path(__file__).resolve().parents[1]

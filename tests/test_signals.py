@@ -21,7 +21,7 @@ def day():
         "the day",
         per_second(reference_traffic()),
         FluidReplica(),
-        E.capacity_rps,
+        E.mu_star_rps,
         E.target_utilization,
         E.concurrency_target,
         E.startup_min * 60,

@@ -231,7 +231,7 @@ class ExactTraffic:
     def __init__(
         self,
         rate,
-        capacity: float,
+        mu_star_rps: float,
         target: float,
         *,
         reserve: int = 0,
@@ -243,7 +243,7 @@ class ExactTraffic:
         rate = _check.rates("rate", rate)
         lookahead = _check.integer("lookahead", lookahead, minimum=0)
         self.window = _check.integer("window", window, minimum=1)
-        wanted = replicas_needed(rate, capacity, target, reserve)
+        wanted = replicas_needed(rate, mu_star_rps, target, reserve)
         ahead = np.minimum(np.arange(rate.size) + lookahead, rate.size - 1)
         if calendar:
             wanted = np.maximum(wanted, wanted[ahead])
@@ -253,9 +253,11 @@ class ExactTraffic:
                 raise ValueError(
                     f"forecast must hold one rate per minute ({rate.size}), got {forecast.size}"
                 )
-            wanted = np.maximum(wanted, replicas_needed(forecast, capacity, target, reserve)[ahead])
+            wanted = np.maximum(
+                wanted, replicas_needed(forecast, mu_star_rps, target, reserve)[ahead]
+            )
         self.wanted = wanted
-        self.initial = int(replicas_needed(rate[0], capacity, target, reserve))
+        self.initial = int(replicas_needed(rate[0], mu_star_rps, target, reserve))
         self.recent = [self.initial] * self.window
 
     def decide(self, m: Metrics) -> int:

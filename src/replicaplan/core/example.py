@@ -26,7 +26,7 @@ GB = 1e9
 class RunningExample:
     """The source chapter's running example, every field a number the source states."""
 
-    capacity_rps: float = 8.0
+    mu_star_rps: float = 8.0
     """μ*: requests/s one replica serves within its promises."""
     target_utilization: float = 0.8
     """ρ*: the share of μ* the autoscaler aims for."""
@@ -36,7 +36,7 @@ class RunningExample:
     """Decode speed one sequence sees (1 / TPOT)."""
     batch: int = 64
     """Sequences a replica decodes together (continuous batching)."""
-    price_per_hour: float = 2.0
+    price_per_replica_hour: float = 2.0
     """C_hour: EUR per replica-hour (an example figure, not a list price)."""
     params: float = 8e9
     """N_p: parameters of the served model."""
@@ -94,7 +94,7 @@ class RunningExample:
     @property
     def concurrency_target(self) -> float:
         """L* = ρ* μ* W̄, Little's law at the operating point (≈ 51 requests in flight)."""
-        return self.target_utilization * self.capacity_rps * self.residence_s
+        return self.target_utilization * self.mu_star_rps * self.residence_s
 
     @property
     def weight_bytes(self) -> float:
@@ -109,7 +109,7 @@ class RunningExample:
     @property
     def operating_rps(self) -> float:
         """ρ* μ*: the arrival rate one replica is given by the autoscaler (6.4 req/s)."""
-        return self.target_utilization * self.capacity_rps
+        return self.target_utilization * self.mu_star_rps
 
 
 EXAMPLE = RunningExample()

@@ -85,16 +85,16 @@ def _spot_fn():
     return lambdify_array((d, omega), spot_factor_expression())
 
 
-def cost_per_token(price_per_hour: float, tokens_per_s: float, utilization: float) -> float:
+def cost_per_token(price_per_replica_hour: float, tokens_per_s: float, utilization: float) -> float:
     """EUR (or any currency) per generated token: C_hour / (3600 ν* ρ̄).
 
     >>> round(cost_per_token(2.0, 2560, 1.0) * 1e6, 3)    # EUR per million tokens
     0.217
     """
-    price_per_hour = _check.positive("price_per_hour", price_per_hour)
+    price_per_replica_hour = _check.positive("price_per_replica_hour", price_per_replica_hour)
     tokens_per_s = _check.positive("tokens_per_s", tokens_per_s)
     utilization = _check.fraction("utilization", utilization)
-    return float(_cost_fn()(price_per_hour, tokens_per_s, utilization))
+    return float(_cost_fn()(price_per_replica_hour, tokens_per_s, utilization))
 
 
 def tokens_per_hour(tokens_per_s: float) -> float:
@@ -149,7 +149,10 @@ class PricedPolicy:
 
 
 def price_run(
-    paid_hours: float, served_requests: float, tokens_per_request: float, price_per_hour: float
+    paid_hours: float,
+    served_requests: float,
+    tokens_per_request: float,
+    price_per_replica_hour: float,
 ) -> tuple[float, float, float]:
     """(cost, tokens served, cost per million tokens) of any run of a fleet: the one price.
 
@@ -164,8 +167,8 @@ def price_run(
     paid_hours = _check.non_negative("paid_hours", paid_hours)
     served_requests = _check.positive("served_requests", served_requests)
     tokens_per_request = _check.positive("tokens_per_request", tokens_per_request)
-    price_per_hour = _check.positive("price_per_hour", price_per_hour)
-    cost = paid_hours * price_per_hour
+    price_per_replica_hour = _check.positive("price_per_replica_hour", price_per_replica_hour)
+    cost = paid_hours * price_per_replica_hour
     tokens = served_requests * tokens_per_request
     return cost, tokens, cost / tokens * 1e6
 
@@ -173,7 +176,7 @@ def price_run(
 def price_day(
     rows: list[tuple[DayPolicy, DayResult]],
     *,
-    price_per_hour: float,
+    price_per_replica_hour: float,
     tokens_per_request: float,
 ) -> list[PricedPolicy]:
     """Price each policy of a day (``day.run_policies``) through ``price_run``.
@@ -184,7 +187,7 @@ def price_day(
     priced = []
     for policy, r in rows:
         cost, tokens, _ = price_run(
-            r.paid_hours, r.served_requests, tokens_per_request, price_per_hour
+            r.paid_hours, r.served_requests, tokens_per_request, price_per_replica_hour
         )
         priced.append(
             PricedPolicy(policy.name, r.paid_hours, cost, tokens, r.utilization, r.paid_utilization)
@@ -195,12 +198,14 @@ def price_day(
 def price_book_day(rows: list[tuple[DayPolicy, DayResult]]) -> list[PricedPolicy]:
     """The book's simulated day priced as the running example: 2 € an hour, 320-token answers."""
     return price_day(
-        rows, price_per_hour=EXAMPLE.price_per_hour, tokens_per_request=EXAMPLE.answer_tokens
+        rows,
+        price_per_replica_hour=EXAMPLE.price_per_replica_hour,
+        tokens_per_request=EXAMPLE.answer_tokens,
     )
 
 
 def phase_prices(
-    price_per_hour: float = EXAMPLE.price_per_hour,
+    price_per_replica_hour: float = EXAMPLE.price_per_replica_hour,
     model: ReplicaModel | None = None,
     batch: int | None = None,
     prefill_efficiency: float | None = None,
@@ -219,7 +224,7 @@ def phase_prices(
     >>> round(phase_prices(prefill_efficiency=0.5)["output_to_input"], 1)
     12.2
     """
-    price_per_hour = _check.positive("price_per_hour", price_per_hour)
+    price_per_replica_hour = _check.positive("price_per_replica_hour", price_per_replica_hour)
     if prefill_efficiency is not None:
         eta = _check.fraction("prefill_efficiency", prefill_efficiency)
         if peak_flops is None and model is not None:
@@ -229,7 +234,7 @@ def phase_prices(
         model = replace(model or ReplicaModel(), prefill_flops=peak * eta)
     model = model or ReplicaModel()
     input_s, output_s = phase_seconds(model, batch)
-    per_second = price_per_hour / 3600
+    per_second = price_per_replica_hour / 3600
     return {
         "input_per_million": per_second * input_s * 1e6,
         "output_per_million": per_second * output_s * 1e6,

@@ -71,7 +71,7 @@ class SpotDay:
     extra_wait_s: float
     """Mean extra wait of an interrupted request (its work redone, or its cache rebuilt)."""
     discount: float
-    price_per_hour: float
+    price_per_replica_hour: float
 
     @property
     def omega(self) -> float:
@@ -82,14 +82,14 @@ class SpotDay:
     @property
     def cost(self) -> float:
         """On-demand base at full price plus spot hours (waste included) at a discount."""
-        return self.price_per_hour * (
+        return self.price_per_replica_hour * (
             self.on_demand_hours + (1 - self.discount) * (self.spot_hours + self.waste_hours)
         )
 
     @property
     def all_on_demand_cost(self) -> float:
         """The same useful hours, all at full price, nothing wasted."""
-        return self.price_per_hour * (self.on_demand_hours + self.spot_hours)
+        return self.price_per_replica_hour * (self.on_demand_hours + self.spot_hours)
 
     @property
     def saving(self) -> float:
@@ -170,13 +170,13 @@ def simulate_spot_day(
     config: SpotConfig = SpotConfig(),
     *,
     base: int = 0,
-    price_per_hour: float = EXAMPLE.price_per_hour,
+    price_per_replica_hour: float = EXAMPLE.price_per_replica_hour,
     model: ReplicaModel | None = None,
     seed: int = 0,
 ) -> SpotDay:
     """Run the day's fleet with ``base`` on-demand replicas and the rest on spot capacity."""
     base = _check.integer("base", base, minimum=0)
-    price_per_hour = _check.positive("price_per_hour", price_per_hour)
+    price_per_replica_hour = _check.positive("price_per_replica_hour", price_per_replica_hour)
     model = model or ReplicaModel()
     rng = np.random.default_rng(seed)
     per_min = config.revocations_per_hour / 60
@@ -218,5 +218,5 @@ def simulate_spot_day(
         capacity_gap_hours=gap_s / 3600,
         extra_wait_s=wait_s / interrupted if interrupted else 0.0,
         discount=config.discount,
-        price_per_hour=price_per_hour,
+        price_per_replica_hour=price_per_replica_hour,
     )

@@ -1,8 +1,8 @@
 """The ``replicaplan`` command: the book's analyses on a reader's own numbers.
 
-replicaplan day [--capacity 8] [--target 0.8] [--startup 8] [--reserve 3] [--json]
+replicaplan day [--mu-star 8] [--target 0.8] [--startup 8] [--reserve 3] [--json]
 replicaplan capacity [--model replica|mm1] [--rates 1:10:0.5] [--quota 0.9] [--json] ...
-replicaplan cost [--price 2] [--tokens-per-s 2560] [--utilization 0.36] [--discount 0.6 --lost 0.1]
+replicaplan cost [--replica-price 2] [--tokens-per-s 2560] [--utilization 0.36] [--discount 0.6 --lost 0.1]
 replicaplan roofline [--params 8e9] [--batch 64] [--context 2000] [--tpot 0.025] ...
 replicaplan plan --log requests.csv | --rates minutes.csv [--model … --gpu …] [--report DIR] ...
 """
@@ -25,14 +25,14 @@ def _day(args: argparse.Namespace) -> str:
     from replicaplan.simulation.day import policy_table
 
     rows = policy_table(
-        capacity=args.capacity, target=args.target, startup_min=args.startup, spares=args.reserve
+        mu_star_rps=args.mu_star, target=args.target, startup_min=args.startup, spares=args.reserve
     )
     if args.json:
         return json.dumps([{"policy": p.name, **r.summary()} for p, r in rows], indent=2)
     return (
         policy_table_text(rows)
         + "\n\n"
-        + event_request_line(capacity=args.capacity, target=args.target)
+        + event_request_line(mu_star_rps=args.mu_star, target=args.target)
     )
 
 
@@ -143,7 +143,7 @@ def _cost(args: argparse.Namespace) -> str:
     c = cost_per_token(args.price, args.tokens_per_s, args.utilization)
     full = cost_per_token(args.price, args.tokens_per_s, 1.0)
     out = {
-        "price_per_hour": args.price,
+        "price_per_replica_hour": args.price,
         "tokens_per_s": args.tokens_per_s,
         "utilization": args.utilization,
         "tokens_per_hour": tokens_per_hour(args.tokens_per_s),
@@ -227,7 +227,7 @@ def _roofline(args: argparse.Namespace) -> str:
 
 def _hardware(kind: str, text: str):
     """``replica.from_text``, its errors named by the option (``--gpu: …``)."""
-    from replicaplan.serving.replica import from_text
+    from replicaplan.serving.catalogue import from_text
 
     try:
         return from_text(kind, text)
@@ -267,12 +267,8 @@ def _base_replica(args: argparse.Namespace):
     """The replica the plan sizes: the running example, a datasheet, or a fit to measurements."""
     from dataclasses import replace
 
-    from replicaplan.serving.replica import (
-        DEFAULT_BATCH,
-        TOKEN_BUDGET,
-        ReplicaModel,
-        engine_defaults,
-    )
+    from replicaplan.serving.catalogue import DEFAULT_BATCH, TOKEN_BUDGET, engine_defaults
+    from replicaplan.serving.replica import ReplicaModel
 
     for option, value, top in (("--gpus", args.gpus, MAX_GPUS), ("--batch", args.batch, MAX_BATCH)):
         if value is not None and not 1 <= value <= top:
@@ -337,7 +333,7 @@ def _base_replica(args: argparse.Namespace):
         {
             "kv_capacity_tokens": sheet.kv_capacity_tokens,
             "gpus": sheet.gpus,
-            "gpu_price_per_hour": sheet.gpu_price_per_hour,
+            "price_per_gpu_hour": sheet.price_per_gpu_hour,
             "currency": sheet.currency,
         }
         if sheet
@@ -572,10 +568,10 @@ def _plan(args: argparse.Namespace) -> str:
     model = _replica(args)
     if args.price is not None and not args.price > 0:
         raise ValueError(f"--price must be > 0, got {args.price:g}")
-    if args.price is None and model.gpu_price_per_hour is None:
+    if args.price is None and model.price_per_gpu_hour is None:
         raise ValueError(
             "--price is required: the replica's GPU has no list price in the catalogue "
-            "(a GPU spelled out without price_per_hour, or timings fitted without --gpu)"
+            "(a GPU spelled out without price_per_replica_hour, or timings fitted without --gpu)"
         )
     traffic, lengths = _traffic(args)
     p = _plan_of(args, traffic, lengths, model, args.price)
@@ -623,7 +619,7 @@ def _listed(option: str, text: str, kind, allowed=None, top: int | None = None) 
 
 def _prices(texts) -> tuple:
     """--price GPU=PRICE pairs."""
-    from replicaplan.serving.replica import GPUS
+    from replicaplan.serving.catalogue import GPUS
 
     out = {}
     for text in texts or []:
@@ -646,7 +642,7 @@ def _search(args: argparse.Namespace):
     from replicaplan.faces import search_report
     from replicaplan.faces.plan_report import text as plan_text
     from replicaplan.planner import search as searching
-    from replicaplan.serving.replica import GPUS
+    from replicaplan.serving.catalogue import GPUS
 
     outputs = _checked_inputs(args)
     shape = _hardware("model", args.model)
@@ -865,9 +861,9 @@ def build_parser() -> argparse.ArgumentParser:
         "minutes, excess share and utilization.",
     )
     day.add_argument(
-        "--capacity",
+        "--mu-star",
         type=float,
-        default=EXAMPLE.capacity_rps,
+        default=EXAMPLE.mu_star_rps,
         help="μ*: requests/s one replica serves within its SLOs (default: %(default)s)",
     )
     day.add_argument(
@@ -946,7 +942,7 @@ def build_parser() -> argparse.ArgumentParser:
     cost.add_argument(
         "--price",
         type=float,
-        default=EXAMPLE.price_per_hour,
+        default=EXAMPLE.price_per_replica_hour,
         help="price of a replica-hour (default: %(default)s)",
     )
     cost.add_argument(

@@ -48,7 +48,7 @@ def summary(p: Plan, **context) -> dict:
         "startup_min": p.startup_min,
         "price_per_gpu_hour": p.price_per_gpu_hour,
         "gpus_per_replica": p.gpus,
-        "price_per_hour": p.price_per_hour,
+        "price_per_replica_hour": p.price_per_replica_hour,
         "currency": p.currency,
         "min_replicas": p.min_replicas,
         "max_replicas": p.max_replicas,
@@ -149,7 +149,7 @@ def _schedule_lines(p: Plan) -> list[str]:
 def _price_words(p: Plan) -> str:
     """'2 € per replica-hour (one GPU)' or '12.96 USD per replica-hour (4 GPUs × 3.24)'."""
     gpus = f"{p.gpus} GPUs × {p.price_per_gpu_hour:g}" if p.gpus > 1 else "one GPU"
-    return f"{p.price_per_hour:g} {p.currency} per replica-hour ({gpus})".replace("  ", " ")
+    return f"{p.price_per_replica_hour:g} {p.currency} per replica-hour ({gpus})".replace("  ", " ")
 
 
 def _phase_sentence(p: Plan) -> str:
@@ -285,7 +285,7 @@ def report_sensitivity(p: Plan):
         p.point.mu_star,
         np.unique(np.r_[SENSITIVITY_STARTUPS, p.startup_min]),
         target=p.point.target_utilization,
-        price_per_hour=p.price_per_hour,
+        price_per_replica_hour=p.price_per_replica_hour,
         tokens_per_request=p.point.mean_output,
         start_s=p.start_s,
     )

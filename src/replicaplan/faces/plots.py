@@ -278,7 +278,7 @@ def plot_fleet(
     for label, run in runs.items():
         top.step(t, run.paid[start_s:stop_s], where="post", lw=1.2, label=label)
         bottom.plot(t, run.waiting[start_s:stop_s], lw=1.2, label=label)
-    need = first.rate[start_s:stop_s] / first.capacity_rps
+    need = first.rate[start_s:stop_s] / first.max_rate_rps
     top.plot(t, need, color="black", lw=1, ls=":", label="λ(t)/μ (replicas at full load)")
     top.set_ylabel("replicas paid")
     top.set_yscale("log")
@@ -485,7 +485,7 @@ def plot_plan(rows, hpa_run=None, *, start_s: float = 0.0):
     series = [(row.policy.name, row.result.ready_capacity) for row in rows]
     if hpa_run is not None:
         per_min = hpa_run.ready[: first.rate.size * 60].reshape(-1, 60).mean(axis=1)
-        series.append(("the HPA written, replayed", per_min * first.capacity))
+        series.append(("the HPA written, replayed", per_min * first.mu_star_rps))
     fig, axes = plt.subplots(
         len(series), 1, figsize=(WIDTH_IN, 1.55 * len(series) + 1.0), sharex=True, sharey=True
     )

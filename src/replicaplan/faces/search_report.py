@@ -32,7 +32,7 @@ def _row(o: Outcome) -> dict:
         "peak_replicas": o.peak_replicas,
         "minutes_short": o.minutes_short,
         "requests_beyond_capacity": o.excess_share,
-        "price_per_replica_hour": o.price_per_hour,
+        "price_per_replica_hour": o.price_per_replica_hour,
         "cost": o.cost,
         "cost_per_million_input_tokens": o.per_million_input,
         "cost_per_million_output_tokens": o.per_million_output,

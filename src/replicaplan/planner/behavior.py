@@ -23,7 +23,7 @@ def scale_down_window_min(startup_min: int) -> int:
     return max(SCALE_DOWN_WINDOW_MIN, _check.integer("startup_min", startup_min, minimum=0))
 
 
-def behavior(rate, capacity: float, target: float, startup_min: int) -> tuple[Rules, Rules]:
+def behavior(rate, mu_star_rps: float, target: float, startup_min: int) -> tuple[Rules, Rules]:
     """The HPA's ``behavior`` from the start-up time and the log's ramps.
 
     Up, every 15 s sync: no window; at most max(4, k↑) pods or 100 % more, whichever is more,
@@ -34,8 +34,8 @@ def behavior(rate, capacity: float, target: float, startup_min: int) -> tuple[Ru
     """
     rate = _check.rates("rate", rate)
     steps = np.diff(rate)
-    k_up = step_reserve(float(np.max(steps, initial=0.0)), capacity, target)
-    k_down = step_reserve(float(-np.min(steps, initial=0.0)), capacity, target)
+    k_up = step_reserve(float(np.max(steps, initial=0.0)), mu_star_rps, target)
+    k_down = step_reserve(float(-np.min(steps, initial=0.0)), mu_star_rps, target)
     up = Rules((ScalingPolicy("Pods", max(4, k_up), 15), ScalingPolicy("Percent", 100, 15)))
     down = Rules(
         (ScalingPolicy("Pods", max(1, k_down), 60),),

@@ -15,8 +15,10 @@ from replicaplan.autoscalers.manifest import (
 from replicaplan.core import _check
 from replicaplan.core.parallel import fork_map, jobs
 from replicaplan.planner.operating import OperatingPoint
-from replicaplan.serving.fluid import MeasuredReplica, replicas_needed
-from replicaplan.serving.replica import ReplicaModel, Trace, simulate_open
+from replicaplan.serving.fluid import MeasuredReplica
+from replicaplan.serving.engine import simulate_open
+from replicaplan.serving.trace import Trace
+from replicaplan.serving.replica import ReplicaModel
 from replicaplan.simulation.control import FleetRun, per_second, simulate_fleet
 from replicaplan.traffic.loadgen import LengthMix, poisson_arrivals
 
@@ -94,13 +96,21 @@ def measured_replica(
 
 
 def hpa_replay(
-    rate, manifest, replica: MeasuredReplica, *, startup_min: int, signal: str, seed: int = 0
+    rate,
+    manifest,
+    replica: MeasuredReplica,
+    *,
+    initial: int,
+    startup_min: int,
+    signal: str,
+    seed: int = 0,
 ) -> FleetRun:
     """The HPA of ``manifest`` (dict or YAML), reading ``signal`` per replica, driving a fleet of
-    ``replica`` over the per-minute ``rate``, second by second with Poisson arrivals
-    (``control.simulate_fleet``)."""
+    ``replica`` over the per-minute ``rate``, second by second (``control.simulate_fleet``),
+    from ``initial`` ready replicas (within the manifest's bounds): the plan starts it where it
+    starts the policies it compares, ⌈λ(0)/(ρ*μ*)⌉."""
     controller = controller_from_manifest(manifest, signal=signal)
-    return _replay(rate, controller, replica, startup_min, seed)
+    return _replay(rate, controller, replica, initial, startup_min, seed)
 
 
 def keda_replay(
@@ -108,24 +118,29 @@ def keda_replay(
     scaled_object,
     replica: MeasuredReplica,
     *,
+    initial: int,
     startup_min: int,
     start_s: float,
     signal: str,
     seed: int = 0,
 ) -> FleetRun:
     """The HPA KEDA makes of ``scaled_object`` (its cron minimums included, placed on the clock
-    by ``start_s``) driving a fleet of ``replica`` over ``rate``, as ``hpa_replay``."""
+    by ``start_s``) driving a fleet of ``replica`` over ``rate`` from ``initial`` ready
+    replicas, as ``hpa_replay``."""
     controller = controller_from_scaled_object(scaled_object, start_s=start_s, signal=signal)
-    return _replay(rate, controller, replica, startup_min, seed)
+    return _replay(rate, controller, replica, initial, startup_min, seed)
 
 
-def _replay(rate, controller, replica: MeasuredReplica, startup_min: int, seed: int) -> FleetRun:
+def _replay(
+    rate, controller, replica: MeasuredReplica, initial: int, startup_min: int, seed: int
+) -> FleetRun:
     """The log's per-minute rates fed as they are, each second of a minute at its minute's rate:
     the measured replica's steady states already hold the randomness of arrivals within a
     second (they were measured under Poisson arrivals), and Poisson counts on top of them would
     count it twice (measured: 3-9 % more time in the replica on the code trace)."""
     rate = _check.rates("rate", rate)
-    first = max(controller.hpa.min_replicas, replicas_needed(float(rate[0]), replica.capacity_rps))
+    initial = _check.integer("initial", initial, minimum=0)
+    first = max(controller.hpa.min_replicas, initial, 1)
     return simulate_fleet(
         per_second(rate),
         controller,

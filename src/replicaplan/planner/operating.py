@@ -16,7 +16,8 @@ from replicaplan.core.example import EXAMPLE
 from replicaplan.economics.cost import phase_seconds, split_by_phase
 from replicaplan.serving.fluid import MeasuredReplica
 from replicaplan.serving.queueing import littles_law
-from replicaplan.serving.replica import ReplicaModel, simulate_open
+from replicaplan.serving.engine import simulate_open
+from replicaplan.serving.replica import ReplicaModel
 from replicaplan.simulation.capacity import (
     PRECISION,
     QUOTA,
@@ -66,7 +67,7 @@ def operating_point(
     """μ*, ρ*μ*, W̄ and L* of ``model`` on the length mix of ``trace`` (a log, or a mix).
 
     The sweep's grid spans 10 % to 130 % of the raw rate a full batch completes at the log's
-    mean prompt and answer lengths and its own context (``ReplicaModel.raw_capacity_rps``),
+    mean prompt and answer lengths and its own context (``ReplicaModel.max_rate_rps``),
     widened (260 %, 520 %, 1,040 %) while its top still meets the promises, as a log of short
     requests does; a grid that does not bracket μ* (promises no load can meet, for instance) is
     an error that says why. The grid has
@@ -88,7 +89,7 @@ def operating_point(
     # the raw rate at the log's own context (its mean prompt and half its mean answer), not the
     # running example's 2,000 tokens a sequence
     context = mean_prompt + mean_output / 2
-    raw = replace(model, context_tokens=context).raw_capacity_rps(mean_output, mean_prompt)
+    raw = replace(model, context_tokens=context).max_rate_rps(mean_output, mean_prompt)
     grid_points = _check.integer("grid_points", grid_points, minimum=2)
     top = 1.3
     for _ in range(4):  # a grid whose top still meets the promises is widened, up to 10.4x

@@ -61,6 +61,7 @@ from replicaplan.planner.schedule import (
     schedule,
     weekdays,
 )
+from replicaplan.serving.catalogue import replica_hour_price
 from replicaplan.serving.fluid import MeasuredReplica, replicas_needed
 from replicaplan.serving.replica import ReplicaModel
 from replicaplan.simulation.capacity import QUOTA, TPOT_SLO_S, TTFT_SLO_S
@@ -116,7 +117,7 @@ class Plan:
     rate: np.ndarray
     start_s: float
     startup_min: int
-    price_per_hour: float
+    price_per_replica_hour: float
     """Price of a replica-hour: its GPUs × the price of a GPU-hour."""
     price_per_gpu_hour: float
     gpus: int
@@ -155,7 +156,10 @@ class Plan:
     def cost_per_million(self, run: FleetRun) -> float:
         """A replay's price per million output tokens (``cost.price_run``)."""
         return price_run(
-            run.paid_hours, float(run.served.sum()), self.point.mean_output, self.price_per_hour
+            run.paid_hours,
+            float(run.served.sum()),
+            self.point.mean_output,
+            self.price_per_replica_hour,
         )[2]
 
     @property
@@ -172,7 +176,7 @@ class Plan:
         return self.cost_per_million(self.hpa_run)
 
 
-def max_replicas_for(rate, capacity: float, target: float, low: int, given: int | None) -> int:
+def max_replicas_for(rate, mu_star_rps: float, target: float, low: int, given: int | None) -> int:
     """The manifests' ``maxReplicas``: ``given``, or twice the busiest minute's fleet
     2 ⌈λ_max/(ρ*μ*)⌉ (at least ``low`` + 1): a safety margin, not what keeps the autoscaler from
     running away (its signal does that: ``operating.SIGNAL``)."""
@@ -184,7 +188,7 @@ def max_replicas_for(rate, capacity: float, target: float, low: int, given: int 
                 f"minReplicas), got {given}"
             )
         return given
-    return max(low + 1, 2 * replicas_needed(float(np.max(rate)), capacity, target))
+    return max(low + 1, 2 * replicas_needed(float(np.max(rate)), mu_star_rps, target))
 
 
 def plan(
@@ -245,13 +249,13 @@ def plan(
             "show one scale-down; give a log of at least that many minutes"
         )
     if price_per_gpu_hour is None:
-        if model.gpu_price_per_hour is None:
+        if model.price_per_gpu_hour is None:
             raise ValueError(
                 "price_per_gpu_hour must be given: the replica's GPU has no list price"
             )
-        price_per_gpu_hour = model.gpu_price_per_hour
+        price_per_gpu_hour = model.price_per_gpu_hour
     price_per_gpu_hour = _check.positive("price_per_gpu_hour", price_per_gpu_hour)
-    price_per_hour = model.gpus * price_per_gpu_hour
+    price_per_replica_hour = replica_hour_price(price_per_gpu_hour, model.gpus)
     point = operating_point(
         lengths,
         model,
@@ -263,13 +267,13 @@ def plan(
         seed=seed,
         precision=precision,
     )
-    target, mu = point.target_utilization, point.mu_star
+    target, mu_star = point.target_utilization, point.mu_star
     rows = replay(
         rate,
-        mu,
+        mu_star,
         target=target,
         startup_min=startup_min,
-        price_per_hour=price_per_hour,
+        price_per_replica_hour=price_per_replica_hour,
         tokens_per_request=point.mean_output,
         start_s=start_s,
     )
@@ -277,10 +281,10 @@ def plan(
         short_budget = default_short_budget(quota)
     best, why = recommend(rows, short_budget)
     enough = days_covered(rate, start_s) >= SCHEDULE_MIN_DAYS
-    table = schedule(rate, mu, target, start_s) if enough else None
-    low = max(1, replicas_needed(float(rate.min()), mu, target))
-    high = max_replicas_for(rate, mu, target, low, max_replicas)
-    up, down = behavior(rate, mu, target, startup_min)
+    table = schedule(rate, mu_star, target, start_s) if enough else None
+    low = max(1, replicas_needed(float(rate.min()), mu_star, target))
+    high = max_replicas_for(rate, mu_star, target, low, max_replicas)
+    up, down = behavior(rate, mu_star, target, startup_min)
     mix = lengths.length_mix() if isinstance(lengths, TraceFile) else lengths
     measured = measured_replica(model, mix, point, n_requests=n_requests, seed=seed)
     scaling = scaling_signal(point, measured, signal)
@@ -305,16 +309,27 @@ def plan(
         schedule=scheduled,
         lead_min=startup_min,
         # without a metric, the fleet the busiest minute needs (the always-on policy's)
-        fallback_replicas=replicas_needed(float(rate.max()), mu, target),
+        fallback_replicas=replicas_needed(float(rate.max()), mu_star, target),
         query=query,
     )
-    run = hpa_replay(rate, hpa, measured, startup_min=startup_min, signal=scaling.signal, seed=seed)
+    # the replays start where the policies' do: the first minute's fleet at the target
+    first = replicas_needed(float(rate[0]), mu_star, target)
+    run = hpa_replay(
+        rate,
+        hpa,
+        measured,
+        initial=first,
+        startup_min=startup_min,
+        signal=scaling.signal,
+        seed=seed,
+    )
     keda_run = None
     if scheduled is not None:
         keda_run = keda_replay(
             rate,
             keda,
             measured,
+            initial=first,
             startup_min=startup_min,
             start_s=start_s,
             signal=scaling.signal,
@@ -326,7 +341,7 @@ def plan(
         rate=rate,
         start_s=float(start_s),
         startup_min=startup_min,
-        price_per_hour=price_per_hour,
+        price_per_replica_hour=price_per_replica_hour,
         price_per_gpu_hour=price_per_gpu_hour,
         gpus=model.gpus,
         currency=model.currency,
@@ -347,10 +362,10 @@ def plan(
         keda_run=keda_run,
         sensitivity=startup_sensitivity(
             rate,
-            mu,
+            mu_star,
             np.unique(np.r_[SENSITIVITY_STARTUPS, startup_min]),
             target=target,
-            price_per_hour=price_per_hour,
+            price_per_replica_hour=price_per_replica_hour,
             tokens_per_request=point.mean_output,
             start_s=start_s,
         )

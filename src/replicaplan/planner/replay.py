@@ -40,11 +40,11 @@ class ReplayRow:
 # ------------------------------------------------------------------ the policies compared
 def replay(
     rate,
-    capacity: float,
+    mu_star_rps: float,
     *,
     target: float = EXAMPLE.target_utilization,
     startup_min: int = EXAMPLE.startup_min,
-    price_per_hour: float,
+    price_per_replica_hour: float,
     tokens_per_request: float,
     start_s: float = 0.0,
 ) -> list[ReplayRow]:
@@ -56,16 +56,16 @@ def replay(
     * with a schedule, for logs of two days or more: chase, and start ``startup_min`` minutes
       early the replicas ``learned_forecast`` promises from the days before.
 
-    Each is priced by ``cost.price_run`` at ``price_per_hour`` and ``tokens_per_request`` (the
+    Each is priced by ``cost.price_run`` at ``price_per_replica_hour`` and ``tokens_per_request`` (the
     log's own mean answer, ``OperatingPoint.mean_output``): the planner has no default for
     either, so a reader's traffic is never priced with the running example's numbers.
     """
     rate = _check.rates("rate", rate)
-    capacity = _check.positive("capacity", capacity)
+    mu_star_rps = _check.positive("mu_star_rps", mu_star_rps)
     target = _check.fraction("target", target)
     startup_min = _check.integer("startup_min", startup_min, minimum=0)
-    peak_fleet = replicas_needed(float(rate.max()), capacity, target)
-    spares = spares_for(rate, capacity, target, startup_min)
+    peak_fleet = replicas_needed(float(rate.max()), mu_star_rps, target)
+    spares = spares_for(rate, mu_star_rps, target, startup_min)
     policies = [
         DayPolicy("always on, sized for the busiest minute", startup_min=0, fixed=peak_fleet),
         DayPolicy(f"chase, {startup_min} min start", startup_min=startup_min),
@@ -85,8 +85,10 @@ def replay(
                 forecast=True,
             )
         )
-    rows = run_policies(rate, policies, capacity, target, forecast)
-    priced = price_day(rows, price_per_hour=price_per_hour, tokens_per_request=tokens_per_request)
+    rows = run_policies(rate, policies, mu_star_rps, target, forecast)
+    priced = price_day(
+        rows, price_per_replica_hour=price_per_replica_hour, tokens_per_request=tokens_per_request
+    )
     return [ReplayRow(p, r, c) for (p, r), c in zip(rows, priced, strict=True)]
 
 
@@ -114,7 +116,7 @@ class StartupSensitivity:
         return int(self.startups[np.argmax(short)]) if short.any() else None
 
 
-def startup_sensitivity(rate, capacity: float, startups, **replay_kwargs) -> StartupSensitivity:
+def startup_sensitivity(rate, mu_star_rps: float, startups, **replay_kwargs) -> StartupSensitivity:
     """``replay`` at each start-up time in ``startups`` (whole minutes): how the policies' prices
     and shortfalls move with the time a replica takes to start."""
     startups = np.asarray(startups)
@@ -123,7 +125,7 @@ def startup_sensitivity(rate, capacity: float, startups, **replay_kwargs) -> Sta
     per_million: dict = {}
     uncovered: dict = {}
     for t in startups:
-        rows = replay(rate, capacity, startup_min=int(t), **replay_kwargs)
+        rows = replay(rate, mu_star_rps, startup_min=int(t), **replay_kwargs)
         for kind, row in zip(POLICY_KINDS, rows, strict=False):
             per_million.setdefault(kind, []).append(row.priced.per_million)
             uncovered.setdefault(kind, []).append(row.result.uncovered_minutes)
@@ -186,7 +188,7 @@ class ScheduleScore:
 
 def compare_schedules(
     rate,
-    capacity: float,
+    mu_star_rps: float,
     *,
     target: float = EXAMPLE.target_utilization,
     startup_min: int = EXAMPLE.startup_min,
@@ -198,7 +200,7 @@ def compare_schedules(
     holds two weeks), each replayed with the chase, scored from calendar day ``from_day`` on
     (1: every day that has a history; 7: the second week, where weekdays first have their own)."""
     rate = _check.rates("rate", rate)
-    need = replicas_needed(rate, capacity, target)
+    need = replicas_needed(rate, mu_star_rps, target)
     day, _ = day_and_hour(rate.size, start_s)
     scored = day >= _check.integer("from_day", from_day, minimum=1)
     if not scored.any():
@@ -209,8 +211,8 @@ def compare_schedules(
         ("median of the hour's peaks, by weekday", learned_forecast(rate, start_s)),
     ):
         policy = DayPolicy(name, startup_min=startup_min, forecast=True)
-        ((_, result),) = run_policies(rate, [policy], capacity, target, forecast)
-        floor = replicas_needed(forecast, capacity, target)
+        ((_, result),) = run_policies(rate, [policy], mu_star_rps, target, forecast)
+        floor = replicas_needed(forecast, mu_star_rps, target)
         scores.append(
             ScheduleScore(
                 name,

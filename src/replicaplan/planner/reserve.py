@@ -74,23 +74,21 @@ def _step_fn():
     return lambdify_once((delta_lam, rho_star, mu_star), sp.ceiling(step_reserve_expression()))
 
 
-def ramp_reserve(
-    ramp_rps_per_s: float, startup_s: float, capacity_rps: float, target: float
-) -> int:
+def ramp_reserve(ramp_rps_per_s: float, startup_s: float, mu_star_rps: float, target: float) -> int:
     """⌈λ'_max T_start / (ρ* μ*)⌉: spare replicas for a ramp of ``ramp_rps_per_s`` (req/s per s)."""
     ramp_rps_per_s = _check.non_negative("ramp_rps_per_s", ramp_rps_per_s)
     startup_s = _check.non_negative("startup_s", startup_s)
-    capacity_rps = _check.positive("capacity_rps", capacity_rps)
+    mu_star_rps = _check.positive("mu_star_rps", mu_star_rps)
     target = _check.fraction("target", target)
-    return int(_ramp_fn()(ramp_rps_per_s, startup_s, target, capacity_rps))
+    return int(_ramp_fn()(ramp_rps_per_s, startup_s, target, mu_star_rps))
 
 
-def step_reserve(step_rps: float, capacity_rps: float, target: float) -> int:
+def step_reserve(step_rps: float, mu_star_rps: float, target: float) -> int:
     """⌈Δλ / (ρ* μ*)⌉: spare replicas for a sudden step of ``step_rps`` req/s."""
     step_rps = _check.non_negative("step_rps", step_rps)
-    capacity_rps = _check.positive("capacity_rps", capacity_rps)
+    mu_star_rps = _check.positive("mu_star_rps", mu_star_rps)
     target = _check.fraction("target", target)
-    return int(_step_fn()(step_rps, target, capacity_rps))
+    return int(_step_fn()(step_rps, target, mu_star_rps))
 
 
 def ramp_load(ramp_per_min: float, startup_min: float) -> float:
@@ -100,7 +98,7 @@ def ramp_load(ramp_per_min: float, startup_min: float) -> float:
     )
 
 
-def scale_to_zero(idle_s: float, startup_s: float, price_per_hour: float) -> dict:
+def scale_to_zero(idle_s: float, startup_s: float, price_per_replica_hour: float) -> dict:
     """What switching every replica off over an idle period of ``idle_s`` seconds trades.
 
     The replica must be called again ``startup_s`` before it can serve, and is paid while it
@@ -111,22 +109,22 @@ def scale_to_zero(idle_s: float, startup_s: float, price_per_hour: float) -> dic
     """
     idle_s = _check.non_negative("idle_s", idle_s)
     startup_s = _check.non_negative("startup_s", startup_s)
-    price_per_hour = _check.positive("price_per_hour", price_per_hour)
-    saved = max(0.0, idle_s - startup_s) / 3600 * price_per_hour
+    price_per_replica_hour = _check.positive("price_per_replica_hour", price_per_replica_hour)
+    saved = max(0.0, idle_s - startup_s) / 3600 * price_per_replica_hour
     return {"saved_eur": saved, "first_ttft_penalty_s": startup_s, "worth_it": saved > 0}
 
 
 # ------------------------------------------------------------------ on a log's traffic
 
 
-def largest_step_reserve(rate, capacity: float, target: float) -> int:
+def largest_step_reserve(rate, mu_star_rps: float, target: float) -> int:
     """Spares for the largest minute-to-minute rise in ``rate``: ⌈Δλ_max/(ρ*μ*)⌉ (0 if none)."""
     rate = _check.rates("rate", rate)
     rise = float(np.max(np.diff(rate), initial=0.0))  # initial=0: a falling log needs none
-    return step_reserve(rise, capacity, target)
+    return step_reserve(rise, mu_star_rps, target)
 
 
-def steepest_ramp_reserve(rate, capacity: float, target: float, startup_min: int) -> int:
+def steepest_ramp_reserve(rate, mu_star_rps: float, target: float, startup_min: int) -> int:
     """Spares for the steepest ramp in ``rate``: ⌈λ'_max T_start/(ρ*μ*)⌉, where λ'_max is the
     largest rise over any ``startup_min`` consecutive minutes, divided by that time."""
     rate = _check.rates("rate", rate)
@@ -136,12 +134,12 @@ def steepest_ramp_reserve(rate, capacity: float, target: float, startup_min: int
     slope = float(np.max(rate[startup_min:] - rate[:-startup_min], initial=0.0)) / (
         startup_min * 60
     )
-    return ramp_reserve(slope, startup_min * 60, capacity, target)
+    return ramp_reserve(slope, startup_min * 60, mu_star_rps, target)
 
 
-def spares_for(rate, capacity: float, target: float, startup_min: int) -> int:
+def spares_for(rate, mu_star_rps: float, target: float, startup_min: int) -> int:
     """The spares of the chasing policy: enough for the log's steepest ramp and largest step."""
     return max(
-        steepest_ramp_reserve(rate, capacity, target, startup_min),
-        largest_step_reserve(rate, capacity, target),
+        steepest_ramp_reserve(rate, mu_star_rps, target, startup_min),
+        largest_step_reserve(rate, mu_star_rps, target),
     )

@@ -104,7 +104,7 @@ def pooled_mean_forecast(rate, start_s: float = 0.0) -> np.ndarray:
     return mean[day_and_hour(rate.size, start_s)]
 
 
-def schedule(rate, capacity: float, target: float, start_s: float = 0.0) -> list[int]:
+def schedule(rate, mu_star_rps: float, target: float, start_s: float = 0.0) -> list[int]:
     """The minimum replicas to apply from tomorrow on, learned from the whole log:
     ⌈peak/(ρ*μ*)⌉ of the median of the hour's busiest minutes (0 for an hour the log never
     reaches). 24 values, one per clock hour (UTC); for a log of ``WEEKDAY_MIN_DAYS`` or more,
@@ -116,4 +116,4 @@ def schedule(rate, capacity: float, target: float, start_s: float = 0.0) -> list
         median = np.concatenate([_median(peaks[dow == w]) for w in range(7)])
     else:
         median = _median(peaks)
-    return [int(n) for n in replicas_needed(median, capacity, target)]
+    return [int(n) for n in replicas_needed(median, mu_star_rps, target)]

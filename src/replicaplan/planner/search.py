@@ -38,7 +38,8 @@ from replicaplan.planner.grid import (
 )
 from replicaplan.planner.operating import bill_by_phase, operating_point, phase_seconds_at
 from replicaplan.planner.replay import default_short_budget, recommend, replay
-from replicaplan.serving.replica import GPUS, MODELS, ModelShape, ReplicaModel
+from replicaplan.serving.catalogue import GPUS, MODELS, ModelShape, replica_hour_price
+from replicaplan.serving.replica import ReplicaModel
 from replicaplan.simulation.capacity import QUOTA, TPOT_SLO_S, TTFT_SLO_S
 from replicaplan.traffic.loadgen import AZURE_CONVERSATION, LengthMix, TraceFile
 
@@ -130,7 +131,7 @@ class Settings:
     (``benchfit.calibration``): every candidate is built with them; empty: the datasheet's."""
 
     def price(self, gpu: str) -> float | None:
-        return dict(self.prices).get(gpu, GPUS[gpu].price_per_hour)
+        return dict(self.prices).get(gpu, GPUS[gpu].price_per_gpu_hour)
 
     @property
     def budget(self) -> float:
@@ -155,7 +156,7 @@ class Outcome:
     minutes_short: float = math.nan
     excess_share: float = math.nan
     """Share of requests arriving beyond capacity under the recommended policy."""
-    price_per_hour: float = math.nan
+    price_per_replica_hour: float = math.nan
     cost: float = math.nan
     """The recommended policy's bill over the log, in the GPUs' currency."""
     per_million_input: float = math.nan
@@ -226,13 +227,13 @@ def evaluate(
         )
     except ValueError as err:
         return Outcome(candidate, "misses the promises", str(err))
-    per_hour = candidate.gpus * price
+    per_hour = replica_hour_price(price, candidate.gpus)
     rows = replay(
         rate,
         point.mu_star,
         target=point.target_utilization,
         startup_min=settings.startup_min,
-        price_per_hour=per_hour,
+        price_per_replica_hour=per_hour,
         tokens_per_request=point.mean_output,
     )
     best, _ = recommend(rows, settings.budget)
@@ -250,7 +251,7 @@ def evaluate(
         peak_replicas=float(best.result.paid.max()),
         minutes_short=best.result.uncovered_minutes,
         excess_share=best.result.excess_fraction,
-        price_per_hour=per_hour,
+        price_per_replica_hour=per_hour,
         cost=priced.cost,
         per_million_input=per_in,
         per_million_output=per_out,

@@ -28,8 +28,9 @@ from replicaplan.core.example import EXAMPLE
 from replicaplan.serving.replica import ReplicaModel
 
 
-def replicas_needed(rate, capacity: float, target: float = 1.0, reserve: int = 0):
-    """⌈λ / (ρ* μ*)⌉ + reserve: replicas that keep each one at ``target`` of ``capacity``.
+def replicas_needed(rate, per_replica_rps: float, target: float = 1.0, reserve: int = 0):
+    """⌈λ / (ρ* μ*)⌉ + reserve: replicas that keep each one at ``target`` of
+    ``per_replica_rps`` (μ* for a plan, μ for a fleet run flat out).
 
     ``rate`` may be a number or an array of rates. With ``target`` = 1 this is the naive
     ⌈λ/μ*⌉ of a fleet sized on full capacity.
@@ -37,12 +38,14 @@ def replicas_needed(rate, capacity: float, target: float = 1.0, reserve: int = 0
     >>> replicas_needed(60, 8), replicas_needed(60, 8, 0.8), replicas_needed(42, 8, 0.8)
     (8, 10, 7)
     """
-    capacity = _check.positive("capacity", capacity)
+    per_replica_rps = _check.positive("per_replica_rps", per_replica_rps)
     target = _check.fraction("target", target)
     reserve = _check.integer("reserve", reserve, minimum=0)
     if np.ndim(rate):
-        return _check.ceil_count(_check.rates("rate", rate) / (target * capacity)) + reserve
-    return _check.ceil_count(_check.non_negative("rate", rate) / (target * capacity)) + reserve
+        return _check.ceil_count(_check.rates("rate", rate) / (target * per_replica_rps)) + reserve
+    return (
+        _check.ceil_count(_check.non_negative("rate", rate) / (target * per_replica_rps)) + reserve
+    )
 
 
 def gpu_utilization(in_flight, busy_requests: float = 1.0):
@@ -94,7 +97,7 @@ class FluidReplica:
         return b / self.residence_s(np.maximum(b, 1.0))
 
     @property
-    def capacity_rps(self) -> float:
+    def max_rate_rps(self) -> float:
         """μ = c(B): the most a full replica completes."""
         return float(self.completion_rate(self.model.batch))
 
@@ -192,7 +195,7 @@ class MeasuredReplica:
         _check.integer("batch", self.batch, minimum=1)
 
     @property
-    def capacity_rps(self) -> float:
+    def max_rate_rps(self) -> float:
         """c_m: the most a replica completes."""
         return float(self.rate[-1])
 
@@ -222,7 +225,7 @@ class MeasuredReplica:
     def warm(self, rate_rps: float) -> float:
         """Requests in flight in a fleet carrying ``rate_rps`` on one replica per c_m: the steady
         state of the ⌈λ/c_m⌉ replicas it starts with."""
-        n = max(1, math.ceil(_check.non_negative("rate_rps", rate_rps) / self.capacity_rps))
+        n = max(1, math.ceil(_check.non_negative("rate_rps", rate_rps) / self.max_rate_rps))
         return n * self.in_flight_at(rate_rps / n)
 
     def stepper(self):

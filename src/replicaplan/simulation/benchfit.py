@@ -31,13 +31,9 @@ from pathlib import Path
 
 import numpy as np
 
-from replicaplan.serving.replica import (
-    MODELS,
-    ModelShape,
-    ReplicaModel,
-    simulate_closed,
-    simulate_open,
-)
+from replicaplan.serving.catalogue import MODELS, ModelShape
+from replicaplan.serving.engine import simulate_closed, simulate_open
+from replicaplan.serving.replica import ReplicaModel
 from replicaplan.traffic.loadgen import poisson_arrivals
 
 QUANTILES = (10, 25, 50, 75, 90)

@@ -48,7 +48,7 @@ class FleetRun:
     waiting: np.ndarray = field(repr=False)
     served: np.ndarray = field(repr=False)
     gpu_utilization: np.ndarray = field(repr=False)
-    capacity_rps: float
+    max_rate_rps: float
 
     @property
     def paid_hours(self) -> float:
@@ -78,7 +78,7 @@ class FleetRun:
     @property
     def utilization(self) -> float:
         """Requests served over what the ready replicas could have served at capacity."""
-        return float(self.served.sum() / (self.ready.sum() * self.capacity_rps))
+        return float(self.served.sum() / (self.ready.sum() * self.max_rate_rps))
 
     def summary(self) -> dict:
         return {
@@ -126,13 +126,13 @@ def simulate_fleet(
     startup_s = _check.non_negative("startup_s", startup_s)
     replica = replica or FluidReplica()
     B = replica.batch
-    mu = replica.capacity_rps
+    max_rate = replica.max_rate_rps
     n = rate.size
     arrivals = np.random.default_rng(seed).poisson(rate) if poisson else rate.copy()
     arrivals = arrivals.astype(float).tolist()
     advance = replica.stepper()
 
-    first = max(1, replicas_needed(float(rate[0]), mu)) if initial is None else initial
+    first = max(1, replicas_needed(float(rate[0]), max_rate)) if initial is None else initial
     fleet = Fleet(ready=_check.integer("initial", first, minimum=1), startup=startup_s)
     in_flight = replica.warm(float(rate[0])) if warm else 0.0
     ready_s, paid_s, flight_s, waiting_s, served_s = ([0.0] * n for _ in range(5))
@@ -221,7 +221,7 @@ def simulate_fleet(
         waiting=out["waiting"],
         served=out["served"],
         gpu_utilization=out["util"],
-        capacity_rps=mu,
+        max_rate_rps=max_rate,
     )
 
 

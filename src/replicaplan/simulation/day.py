@@ -42,7 +42,7 @@ class DayResult:
 
     rate: np.ndarray = field(repr=False)
     """Arrivals, requests/s."""
-    capacity: float
+    mu_star_rps: float
     """μ* of one replica, requests/s."""
     ready: np.ndarray = field(repr=False)
     """Replicas ready to serve."""
@@ -56,7 +56,7 @@ class DayResult:
     @property
     def ready_capacity(self) -> np.ndarray:
         """Requests/s the ready replicas can serve."""
-        return self.ready * self.capacity
+        return self.ready * self.mu_star_rps
 
     @property
     def excess(self) -> np.ndarray:
@@ -106,7 +106,7 @@ class DayResult:
     @property
     def paid_utilization(self) -> float:
         """ρ̄ of the bill: requests served over what the paid replicas (starters too) could serve."""
-        return float(self.served.sum() / (self.paid * self.capacity).sum())
+        return float(self.served.sum() / (self.paid * self.mu_star_rps).sum())
 
     def summary(self) -> dict:
         """The scalar results as a plain dict (what ``replicaplan day --json`` prints)."""
@@ -128,7 +128,7 @@ SCALE_DOWN_WINDOW_MIN = 5
 
 def simulate_day(
     rate,
-    capacity: float = EXAMPLE.capacity_rps,
+    mu_star_rps: float = EXAMPLE.mu_star_rps,
     target: float = EXAMPLE.target_utilization,
     startup_min: int = EXAMPLE.startup_min,
     reserve: int = 0,
@@ -142,7 +142,7 @@ def simulate_day(
     Parameters
     ----------
     rate : array of requests/s, one per minute (any length ≥ 1; the source's day has 1440).
-    capacity : μ*, requests/s one replica serves within its promises (> 0).
+    mu_star_rps : μ*, requests/s one replica serves within its promises (> 0).
     target : ρ*, the utilization the autoscaler aims for, in (0, 1].
     startup_min : T_start in whole minutes (≥ 0); 0 means a called replica is ready at once.
     reserve : spare replicas kept on top of the recommendation (integer ≥ 0).
@@ -153,7 +153,7 @@ def simulate_day(
         ``startup_min`` minutes ahead, as a policy that scales ahead on the daily season does.
     """
     rate = _check.rates("rate", rate)
-    capacity = _check.positive("capacity", capacity)
+    mu_star_rps = _check.positive("mu_star_rps", mu_star_rps)
     target = _check.fraction("target", target)
     startup_min = _check.integer("startup_min", startup_min, minimum=0)
     reserve = _check.integer("reserve", reserve, minimum=0)
@@ -167,7 +167,7 @@ def simulate_day(
     else:
         controller = ExactTraffic(
             rate,
-            capacity,
+            mu_star_rps,
             target,
             reserve=reserve,
             calendar=calendar,
@@ -195,11 +195,11 @@ def simulate_day(
 
     return DayResult(
         rate=rate,
-        capacity=capacity,
+        mu_star_rps=mu_star_rps,
         ready=ready,
         paid=paid,
         wanted=wanted,
-        queued=_backlogged(rate, ready * capacity),
+        queued=_backlogged(rate, ready * mu_star_rps),
     )
 
 
@@ -236,7 +236,7 @@ class DayPolicy:
 
 def reference_policies(
     rate,
-    capacity: float = EXAMPLE.capacity_rps,
+    mu_star_rps: float = EXAMPLE.mu_star_rps,
     startup_min: int = EXAMPLE.startup_min,
     spares: int = 3,
 ) -> list[DayPolicy]:
@@ -244,7 +244,7 @@ def reference_policies(
 
     The fixed fleet is sized on the peak at full capacity, ⌈max λ / μ*⌉, as the source does.
     """
-    peak_fleet = replicas_needed(float(np.max(rate)), capacity)
+    peak_fleet = replicas_needed(float(np.max(rate)), mu_star_rps)
     return [
         DayPolicy("always at peak", startup_min=0, fixed=peak_fleet),
         DayPolicy("chase, 1 min start", startup_min=1),
@@ -258,7 +258,7 @@ def reference_policies(
 
 def policy_table(
     rate=None,
-    capacity: float = EXAMPLE.capacity_rps,
+    mu_star_rps: float = EXAMPLE.mu_star_rps,
     target: float = EXAMPLE.target_utilization,
     startup_min: int = EXAMPLE.startup_min,
     spares: int = 3,
@@ -271,18 +271,18 @@ def policy_table(
     """
     rate = reference_traffic() if rate is None else _check.rates("rate", rate)
     spares = _check.integer("spares", spares, minimum=0)
-    policies = reference_policies(rate, capacity, startup_min, spares)
+    policies = reference_policies(rate, mu_star_rps, startup_min, spares)
     if forecast is not None:
         policies.append(
             DayPolicy(f"{startup_min} min, with forecast", startup_min=startup_min, forecast=True)
         )
-    return run_policies(rate, policies, capacity, target, forecast)
+    return run_policies(rate, policies, mu_star_rps, target, forecast)
 
 
 def run_policies(
     rate,
     policies: list[DayPolicy],
-    capacity: float = EXAMPLE.capacity_rps,
+    mu_star_rps: float = EXAMPLE.mu_star_rps,
     target: float = EXAMPLE.target_utilization,
     forecast=None,
 ) -> list[tuple[DayPolicy, DayResult]]:
@@ -295,7 +295,7 @@ def run_policies(
             p,
             simulate_day(
                 rate,
-                capacity=capacity,
+                mu_star_rps=mu_star_rps,
                 target=target,
                 startup_min=p.startup_min,
                 reserve=p.reserve,
@@ -328,7 +328,7 @@ def forecast_study(
     seeds: int = 10,
     history_days: int = 7,
     startup_min: int = EXAMPLE.startup_min,
-    capacity: float = EXAMPLE.capacity_rps,
+    mu_star_rps: float = EXAMPLE.mu_star_rps,
     target: float = EXAMPLE.target_utilization,
 ) -> ForecastStudy:
     """For each noise level: learn the season from ``history_days`` noisy days, then run the
@@ -342,8 +342,8 @@ def forecast_study(
         for seed in range(seeds):
             days = noisy_days(history_days + 1, noise=float(level), seed=seed)
             fc, today = seasonal_forecast(days[:-1]), days[-1]
-            chase = simulate_day(today, capacity, target, startup_min)
-            ahead = simulate_day(today, capacity, target, startup_min, forecast=fc)
+            chase = simulate_day(today, mu_star_rps, target, startup_min)
+            ahead = simulate_day(today, mu_star_rps, target, startup_min, forecast=fc)
             per_seed.append(
                 (
                     forecast_error(fc, today),
@@ -360,11 +360,11 @@ def forecast_study(
 
 def event_requests(
     rate=None,
-    capacity: float = EXAMPLE.capacity_rps,
+    mu_star_rps: float = EXAMPLE.mu_star_rps,
     target: float = EXAMPLE.target_utilization,
     event_start_min: int = 21 * 60,
 ) -> tuple[int, int]:
     """Replicas the autoscaler wants for the traffic of the minute before the event and at it."""
     rate = reference_traffic() if rate is None else _check.rates("rate", rate)
-    before, at = replicas_needed(rate[[event_start_min - 1, event_start_min]], capacity, target)
+    before, at = replicas_needed(rate[[event_start_min - 1, event_start_min]], mu_star_rps, target)
     return int(before), int(at)

@@ -27,7 +27,8 @@ from pathlib import Path
 
 import numpy as np
 
-from replicaplan.serving.replica import ReplicaModel, simulate_open
+from replicaplan.serving.engine import simulate_open
+from replicaplan.serving.replica import ReplicaModel
 
 
 @dataclass(frozen=True)

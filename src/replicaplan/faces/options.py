@@ -1,0 +1,159 @@
+"""The command line's argument types: every number a flag takes is read and range-checked here,
+once, as argparse parses it, and refused with the flag's own name and its allowed range
+(``argument --startup: must be a whole number from 0 to 1,440, got '-1'``). What passes is in
+the units the library takes, so the layers below never see a flag's text.
+
+Layer: faces (imports nothing from the library: ``--help`` stays fast).
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import re
+
+INT32_MAX = 2**31 - 1
+"""The largest replica count the Kubernetes API takes (``maxReplicas`` is an int32)."""
+MAX_GPUS = 64
+"""The most GPUs a replica may span (--gpus): a tensor-parallel group is at most a few nodes."""
+MAX_BATCH = 16_384
+"""The largest batch cap --batch takes; the replica's state grows with it."""
+MAX_TOKEN_BUDGET = 1_048_576
+"""The largest --token-budget: a step of a million tokens is far past any GPU's."""
+MAX_STARTUP_MIN = 24 * 60
+"""The longest start-up time --startup takes, in minutes: a day."""
+MAX_SEED = 2**63 - 1
+"""numpy's seeds are unsigned 64-bit; the book's are small."""
+_DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?")
+"""A namespace's name: an RFC 1123 label, as the API server validates it."""
+
+
+def _interval(low, high, low_open: bool, high_open: bool) -> str:
+    def show(x):
+        return "∞" if x == math.inf else f"{x:,g}" if isinstance(x, float) else f"{x:,}"
+
+    return f"{'(' if low_open else '['}{show(low)}, {show(high)}{')' if high_open else ']'}"
+
+
+def number(
+    low: float = -math.inf,
+    high: float = math.inf,
+    *,
+    low_open: bool = False,
+    high_open: bool = False,
+):
+    """A finite real number in the interval from ``low`` to ``high`` (open ends as said)."""
+    where = _interval(low, high, low_open or low == -math.inf, high_open or high == math.inf)
+
+    def parse(text: str) -> float:
+        try:
+            x = float(text)
+        except ValueError:
+            x = math.nan
+        inside = (
+            math.isfinite(x)
+            and (x > low if low_open else x >= low)
+            and (x < high if high_open else x <= high)
+        )
+        if not inside:
+            raise argparse.ArgumentTypeError(f"must be a number in {where}, got {text!r}")
+        return x
+
+    parse.__name__ = "number"  # argparse's own messages name the type
+    return parse
+
+
+def positive(text: str) -> float:
+    """A finite number > 0."""
+    return number(0.0, low_open=True)(text)
+
+
+def share(text: str) -> float:
+    """A number in (0, 1]: a utilization, a target."""
+    return number(0.0, 1.0, low_open=True)(text)
+
+
+def open_share(text: str) -> float:
+    """A number in (0, 1): a quota, a precision."""
+    return number(0.0, 1.0, low_open=True, high_open=True)(text)
+
+
+def whole(low: int, high: int):
+    """An integer from ``low`` to ``high``, written as one (``8``, not ``8.5`` or ``1e3``)."""
+
+    def parse(text: str) -> int:
+        try:
+            n = int(text)
+        except ValueError:
+            n = None
+        if n is None or not low <= n <= high:
+            raise argparse.ArgumentTypeError(
+                f"must be a whole number from {low:,} to {high:,}, got {text!r}"
+            )
+        return n
+
+    parse.__name__ = "whole number"
+    return parse
+
+
+def dns_label(text: str) -> str:
+    """A Kubernetes namespace's or object's name: an RFC 1123 label."""
+    if not _DNS_LABEL.fullmatch(text):
+        raise argparse.ArgumentTypeError(
+            "must be a DNS-1123 label (lower-case letters, digits and '-', at most 63 "
+            f"characters, a letter or digit at each end), got {text!r}"
+        )
+    return text
+
+
+def rate_grid(text: str) -> list[float]:
+    """'a:b:step' (inclusive of b) or a comma-separated list of rates, each finite and > 0."""
+    try:
+        if ":" in text:
+            start, stop, step = (float(x) for x in text.split(":"))
+            if not (step > 0 and math.isfinite(stop - start) and stop >= start):
+                raise ValueError
+            n = int(round((stop - start) / step)) + 1
+            if n > 10_000:
+                raise ValueError
+            values = [round(start + k * step, 10) for k in range(n)]
+        else:
+            values = [float(x) for x in text.split(",")]
+        if not all(math.isfinite(v) and v > 0 for v in values):
+            raise ValueError
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            "must look like 1:10:0.5 or 2,4,6: rates > 0, a step > 0 and at most 10,000 of "
+            f"them, got {text!r}"
+        ) from None
+    return values
+
+
+def point(n: int, what: str):
+    """``n`` comma-separated finite numbers > 0 (a measured point)."""
+
+    def parse(text: str) -> tuple:
+        try:
+            values = tuple(float(v) for v in text.split(","))
+        except ValueError:
+            values = ()
+        if len(values) != n or not all(math.isfinite(v) and v > 0 for v in values):
+            raise argparse.ArgumentTypeError(
+                f"must be {n} comma-separated numbers > 0 ({what}), got {text!r}"
+            )
+        return values
+
+    parse.__name__ = "point"
+    return parse
+
+
+def gpu_price(text: str) -> tuple[str, float]:
+    """GPU=PRICE: a catalogue GPU's name and the price of one of its GPU-hours (> 0)."""
+    from replicaplan.serving.catalogue import GPUS
+
+    gpu, sep, value = text.partition("=")
+    if not sep or gpu not in GPUS:
+        raise argparse.ArgumentTypeError(
+            f"must be GPU=PRICE with a GPU of the catalogue ({', '.join(GPUS)}), got {text!r}"
+        )
+    return gpu, number(0.0, low_open=True)(value)
