@@ -2,6 +2,8 @@
 # make book       refresh the notebooks, then build the site from their stored outputs into _build/html
 # make test       lint, then a strict site build from the stored outputs, then one pytest run: unit tests,
 #                 nbval re-running and comparing every notebook cell, and the browser test of every page
+# make check      lint and the unit tests without the slow ones (marked `slow`): under a minute
+# make mutation   the mutation run of the five modules whose tests must catch a wrong formula
 # make bench      speed figures against a peer (benchmarks/)
 # Each target creates .venv with every pinned dependency when it is missing or out of date.
 # Each chapter is executed once per command: by `make notebooks` in `make book`, by nbval in `make test`.
@@ -12,7 +14,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 JOBS   ?= 2
 
-.PHONY: notebooks book test lint format bench clean
+.PHONY: notebooks book test check lint format bench mutation clean
 
 # The browser test drives Debian's Chromium (installed here when missing; needs root, as in CI).
 CHROMEDRIVER := /usr/bin/chromedriver
@@ -71,6 +73,16 @@ test: lint $(MATHJAX) $(CHROMEDRIVER)
 	$(BIN)/python -m pytest -n $(JOBS) --dist loadscope tests chapters intro.ipynb \
 	    --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg \
 	    --doctest-modules src/replicaplan
+
+# the unit tests a change is checked against while working: no notebook, browser or slow test
+check: lint
+	$(BIN)/python -m pytest -n $(JOBS) --dist loadscope -m "not slow" tests \
+	    --ignore=tests/browser --ignore=tests/test_notebooks.py
+
+# not part of `make test`: every mutant costs a test run (tools/mutation.py says how)
+mutation: $(STAMP)
+	$(BIN)/python -m pip install --quiet -r requirements-mutation.txt
+	$(BIN)/python tools/mutation.py
 
 bench: $(STAMP)
 	@for b in benchmarks/bench_*.py; do [ -e "$$b" ] || continue; $(BIN)/python "$$b"; done

@@ -56,7 +56,7 @@ def run_plan(log: Path) -> tuple[float, float]:
     """Wall seconds and peak memory (GiB) of ``replicaplan plan --log log --json``."""
     t0 = time.perf_counter()
     done = subprocess.run(
-        [sys.executable, "-m", "replicaplan.faces.cli", "plan", "--log", str(log), "--json"],
+        [sys.executable, "-m", "replicaplan.interface.cli", "plan", "--log", str(log), "--json"],
         capture_output=True,
         text=True,
     )

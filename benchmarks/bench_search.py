@@ -12,7 +12,7 @@ import sys
 import time
 from pathlib import Path
 
-from replicaplan.faces.search_report import summary
+from replicaplan.interface.search_report import summary
 from replicaplan.planner import search as S
 from replicaplan.traffic.loadgen import read_trace
 

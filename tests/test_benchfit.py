@@ -7,7 +7,7 @@ import json
 import numpy as np
 import pytest
 
-from replicaplan.faces.cli import main
+from replicaplan.interface.cli import main
 from replicaplan.serving.engine import simulate_closed, simulate_open
 from replicaplan.serving.replica import ReplicaModel
 from replicaplan.simulation import benchfit
@@ -129,7 +129,8 @@ def test_the_command_fits_saves_and_the_plan_reads_it_back(tmp_path, capsys):
     rows = ["TIMESTAMP,ContextTokens,GeneratedTokens"]
     rows += [f"{t * 20:.3f},{p},{o}" for t, (p, o) in enumerate(zip(prompt, output, strict=True))]
     log.write_text("\n".join(rows) + "\n")
-    assert main(["plan", "--log", str(log), "--replica", str(out), "--price", "2", "--json"]) == 0
+    command = ["plan", "--log", str(log), "--replica", str(out), "--gpu-price", "2", "--json"]
+    assert main(command) == 0
     plan = json.loads(capsys.readouterr().out)
     assert plan["replica"] == "fitted to b.json"
 

@@ -26,6 +26,7 @@ def log(request):
     return lg.read_trace(DATA / request.param)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("replica", REPLICAS)
 def test_a_fleet_of_measured_replicas_holds_what_the_discrete_replica_holds(log, replica):
     model = REPLICAS[replica]

@@ -58,6 +58,7 @@ def test_replica_sweep_finds_mu_star():
     assert set(d["points"][0]) >= {"rate", "conformance", "stderr"}
 
 
+@pytest.mark.slow
 def test_bursty_arrivals_lower_the_capacity():
     grid = np.arange(3.0, 13.01, 0.5)
     poisson = cap.replica_sweep(grid, n_requests=3000, seed=2)
@@ -128,6 +129,7 @@ def test_closed_against_open_bad_input():
         cap.closed_loop(10, think_s=0)
 
 
+@pytest.mark.slow
 def test_the_replicated_error_of_mu_star_covers_the_closed_form():
     """On M/M/1, 20 seeds for each of 5 (mu, tau): mu* +- 2 SE (Stein's two-stage interval over
     independent replications) covers mu - ln 10/tau in at least 90 % of the runs (95 % measured),

@@ -121,3 +121,30 @@ def test_a_replica_hour_pays_for_every_gpu_at_its_list_price():
         "llama-3-8b", tpot=[(1, 0, 0.02), (64, 2000, 0.03)], ttft=[(100, 0.1), (200, 0.2)]
     )
     assert fitted.price_per_replica_hour is None
+
+
+# ------------------------------------------------------------------ what the mutation run found
+def test_spotserve_saving_is_the_published_figure():
+    """SpotServe (Miao et al., ASPLOS 2024): 54 % less than on-demand instances only."""
+    assert cost.SPOTSERVE_SAVING == 0.54
+
+
+def test_spot_factor_with_one_array_and_one_number():
+    d = np.array([0.2, 0.6])
+    assert cost.spot_cost_factor(d, 0.1) == pytest.approx([0.8 / 0.9, 0.4 / 0.9])
+    assert cost.spot_cost_factor(0.6, np.array([0.0, 0.5])) == pytest.approx([0.4, 0.8])
+    # the edges: nothing lost is the discount alone; a share of 1 is refused on either path
+    assert cost.spot_cost_factor(0.6, 0.0) == pytest.approx(0.4)
+    for bad in (np.array([0.5, 1.0]), 1.0):
+        with pytest.raises(ValueError, match="lost_fraction"):
+            cost.spot_cost_factor(np.array([0.2, 0.3]) if np.ndim(bad) else 0.2, bad)
+
+
+def test_a_priced_policy_cannot_be_changed():
+    import dataclasses
+
+    (priced,) = cost.price_day(
+        policy_table()[:1], price_per_replica_hour=2.0, tokens_per_request=320.0
+    )
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        priced.cost = 0.0

@@ -3,8 +3,8 @@ import math
 import numpy as np
 import pytest
 
-from replicaplan.faces.report import event_request_line
-from replicaplan.faces.report import policy_table_text as format_policy_table
+from replicaplan.interface.report import event_request_line
+from replicaplan.interface.report import policy_table_text as format_policy_table
 from replicaplan.serving.fluid import replicas_needed as replicas_wanted
 from replicaplan.simulation.day import policy_table, simulate_day
 from replicaplan.traffic.synthetic import reference_traffic

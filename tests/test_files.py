@@ -1,4 +1,4 @@
-"""Files written whole or not at all (faces.files)."""
+"""Files written whole or not at all (interface.files)."""
 
 import os
 import stat
@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from replicaplan.faces import files
+from replicaplan.interface import files
 
 
 def test_a_staged_file_replaces_the_old_one(tmp_path):

@@ -27,7 +27,7 @@ def test_admission_and_resizing():
     "call, name",
     [
         (lambda: replicas_needed(-1, 8), "rate"),
-        (lambda: replicas_needed(1, 0), "capacity"),
+        (lambda: replicas_needed(1, 0), "per_replica_rps"),
         (lambda: replicas_needed(1, 8, 1.5), "target"),
         (lambda: Fleet(ready=-1, startup=1), "ready"),
         (lambda: Fleet(ready=1, startup=-1), "startup"),

@@ -14,10 +14,11 @@ import resource
 import time
 from contextlib import redirect_stderr, redirect_stdout
 
+import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from replicaplan.faces.cli import main
+from replicaplan.interface.cli import main
 
 HEADER = "TIMESTAMP,ContextTokens,GeneratedTokens"
 
@@ -110,8 +111,8 @@ options = st.lists(
             ["--max-replicas", "40"],
             ["--target", "0"],
             ["--target", "1.2"],
-            ["--price", "-2"],
-            ["--price", "inf"],
+            ["--gpu-price", "-2"],
+            ["--gpu-price", "inf"],
             ["--ttft-slo", "0"],
             ["--quota", "1.5"],
             ["--name", "Bad_Name"],
@@ -136,6 +137,7 @@ options = st.lists(
     extra=st.one_of(st.just([]), options),
     report=st.booleans(),
 )
+@pytest.mark.slow
 def test_plan_exits_0_with_every_output_or_2_with_nothing(tmp_path_factory, traffic, extra, report):
     work = tmp_path_factory.mktemp("fuzz")
     option, data = traffic

@@ -601,3 +601,135 @@ def test_the_adapter_keeps_the_tolerances_per_direction():
     over = Metrics(now=15.0, ready=4, starting=0, concurrency=14.0)
     assert HPAOn({"concurrency": 10.0}).decide(over) == 6  # ⌈4 × 1.4⌉
     assert HPAOn({"concurrency": 10.0}, up=lax).decide(over) == 4  # within 1 + 0.5
+
+
+# ------------------------------------------------------------------ what the mutation run found
+# Each test below pins a behaviour of replica_calculator.go or horizontal.go that a mutant of
+# hpa.py changed without any test noticing (../shared/reviews/mutation.md); the expected values
+# are worked by hand from the upstream rules, not read off this module.
+
+
+def test_the_lower_tolerance_bound_is_inclusive_where_it_matters():
+    """10 pods at 0.9 of the target: ⌈9⌉ = 9 outside the band, 10 inside it. At 4 pods the two
+    readings agree (⌈3.6⌉ = 4), so the old case could not tell them apart."""
+    assert replica_count([9.0] * 10, 10.0) == 10  # ratio 0.9: inside, no change
+    assert replica_count([8.99] * 10, 10.0) == 9  # ratio 0.899: ⌈8.99⌉ = 9
+
+
+def test_a_pod_built_with_no_arguments_is_a_ready_running_pod_with_a_unit_request():
+    pod = Pod()
+    assert (pod.value, pod.request, pod.phase) == (None, 1.0, "Running")
+    assert pod.ready and pod.ever_ready and not pod.initializing and not pod.deleting
+    # a Utilization target reads samples against that unit request: 0.5 cores of 1 at 50 %
+    spec = MetricSpec("Resource", "Utilization", 50)
+    assert desired_replicas(spec, 2, pods=[Pod(value=0.5), Pod(value=0.5)]) == 2
+    assert desired_replicas(spec, 2, pods=[Pod(value=1.0), Pod(value=1.0)]) == 4
+
+
+@pytest.mark.parametrize(
+    "current, usage, expected",
+    [
+        (0, 30.0, 3),  # current 0: ⌈30/10⌉, the usage ratio alone
+        (1, 10.5, 1),  # ratio 1.05 at one replica: inside the tolerance, kept
+        (1, 30.0, 3),  # ratio 3 at one replica: ⌈1 · 3⌉
+        (4, 10.5, 4),  # ratio 1.05: inside, kept (a Value target is the total's, not a pod's)
+        (4, 30.0, 12),  # ratio 3: ⌈4 · 3⌉
+        (4, 42.0, 17),  # ratio 4.2: ⌈4 · 4.2⌉
+    ],
+)
+def test_a_value_target_follows_upstreams_usage_ratio(current, usage, expected):
+    """GetObjectMetricReplicas / GetExternalMetricReplicas with a Value target: the ratio is
+    usage/target; current 0 asks ⌈ratio⌉, a ratio within the tolerance keeps current, else
+    ⌈ready · ratio⌉ (TestReplicaCalcToleranceCM's shape: inside the band, no change)."""
+    for kind in ("Object", "External"):
+        spec = MetricSpec(kind, "Value", 10.0)
+        assert desired_replicas(spec, current, value=usage) == expected, kind
+
+
+def test_every_metric_failing_leaves_the_count_as_it_is():
+    auto = HorizontalAutoscaler(target=10.0, replicas=5)
+    assert auto.apply(0.0, None) == 5
+    assert auto.decide(15.0, [None, None]) == 5
+    assert auto.replicas == 5
+
+
+def test_zero_replicas_disable_autoscaling_with_the_default_minimum():
+    """horizontal.go: spec.replicas = 0 with minReplicas ≠ 0 means autoscaling is off."""
+    auto = HorizontalAutoscaler(target=10.0, replicas=0)
+    assert auto.min_replicas == 1
+    assert auto.apply(0.0, 40) == 0
+    # with minReplicas = 0 (scale to zero, an alpha feature) it scales from zero
+    zero = HorizontalAutoscaler(target=10.0, replicas=0, min_replicas=0)
+    assert zero.apply(0.0, 3) == 3
+
+
+def test_a_fixed_size_hpa_is_valid_and_holds_its_size():
+    auto = HorizontalAutoscaler(target=10.0, replicas=3, min_replicas=3, max_replicas=3)
+    assert auto.apply(0.0, 10) == 3 and auto.apply(400.0, 1) == 3
+    with pytest.raises(ValueError, match="min_replicas must be <= max_replicas"):
+        HorizontalAutoscaler(target=10.0, min_replicas=4, max_replicas=3)
+
+
+def test_changes_are_recorded_and_limit_the_next_period():
+    """A policy of 2 pods per 60 s, synced every 15 s: from 2 replicas asked for 20, the fleet
+    climbs 2 pods a minute (4, then 6 at 60 s), as the events recorded by each change allow.
+    Without the events (or with wrong ones) it would climb 2 pods every sync."""
+    up = Rules((ScalingPolicy("Pods", 2, 60),), "Max", 0.0)
+    auto = HorizontalAutoscaler(target=10.0, replicas=2, up=up)
+    seen = [auto.apply(t, 20) for t in (0.0, 15.0, 30.0, 45.0, 60.0, 75.0, 120.0)]
+    assert seen == [4, 4, 4, 4, 6, 6, 8]
+    assert auto.events[-1] == (120.0, 2)
+    assert all(d == 2 for _, d in auto.events)
+    # a scale-down's events are counted for the down policy only: one pod a minute
+    down = Rules((ScalingPolicy("Pods", 1, 60),), "Max", 0.0)
+    auto = HorizontalAutoscaler(target=10.0, replicas=8, up=up, down=down)
+    assert [auto.apply(t, 2) for t in (0.0, 15.0, 60.0)] == [7, 7, 6]
+    assert auto.events == [(60.0, -1)]  # the first change left the 60-s period at 60 s
+
+
+def test_the_tolerances_follow_a_change_of_rules():
+    auto = HorizontalAutoscaler(target=10.0, replicas=4)
+    assert auto.tolerances == Tolerances(0.1, 0.1)
+    auto.tolerance = 0.3
+    assert auto.tolerances == Tolerances(0.3, 0.3)
+    auto.down = Rules((ScalingPolicy("Percent", 100, 15),), "Max", 300.0, tolerance=0.05)
+    assert auto.tolerances == Tolerances(0.05, 0.3)
+    auto.behavior = False  # the plain path has no per-direction tolerances
+    assert auto.tolerances == Tolerances(0.3, 0.3)
+
+
+def test_an_external_proposal_uses_the_autoscalers_tolerances():
+    auto = HorizontalAutoscaler(target=10.0, replicas=4, tolerance=0.2)
+    spec = MetricSpec("External", "AverageValue", 10.0)
+    assert auto.propose(spec, value=46.0) == 4  # 46/40 = 1.15: inside 0.2
+    assert auto.propose(spec, value=50.0) == 5  # 1.25: outside, ⌈50/10⌉
+
+
+def test_the_uniform_path_refuses_no_ready_pod():
+    with pytest.raises(ValueError, match="no metrics"):
+        hpa.uniform_pod_metric_replicas(10_000, 3, 5_000, 0, 3, Tolerances())
+
+
+def test_the_api_default_rules_are_the_documented_ones():
+    """autoscaling/v2 defaults (HPAScalingRules' field documentation): scale-up 4 pods or 100 %
+    per 15 s, the larger, no window; scale-down 100 % per 15 s after 300 s."""
+    up, down = Rules.default_up(), Rules.default_down()
+    assert up.policies == (ScalingPolicy("Pods", 4, 15), ScalingPolicy("Percent", 100, 15))
+    assert (up.select, up.stabilization_s) == ("Max", 0.0)
+    assert down.policies == (ScalingPolicy("Percent", 100, 15),)
+    assert (down.select, down.stabilization_s) == ("Max", 300.0)
+
+
+def test_stabilization_windows_end_exactly_at_their_length():
+    """upstream keeps a recommendation in the scale-down window while its timestamp is After
+    now − window: one exactly 300 s old is out, one 299 s old is in."""
+    history = [(0.0, 9)]  # 9 replicas recommended at 0 s; 3 wanted now, 9 running
+    assert stabilize(9, 3, history, 300.0) == 3
+    assert stabilize(9, 3, history, 299.0) == 9
+    assert stabilize(0, 0, [], 0.0) == 0  # a target at zero is a valid count
+    assert stabilize_without_behavior(0, [], 0.0) == 0
+
+
+def test_limit_rate_scales_down_to_the_default_minimum_of_one():
+    assert limit_rate(3, 0, [], 0.0) == 1
+    assert limit_rate(0, 0, [], 0.0) == 0

@@ -317,3 +317,103 @@ def test_a_behavior_field_left_out_takes_the_apis_default():
     assert [(p.kind, p.value, p.period_s) for p in hpa.down.policies] == [("Pods", 1, 60)]
     assert hpa.up.stabilization_s == 30
     assert len(hpa.up.policies) == 2 and hpa.up.select == "Max"
+
+
+# ------------------------------------------------------------------ what the mutation run found
+def test_every_quantity_suffix_the_writer_may_meet():
+    """Kubernetes' decimal suffixes (resource.Quantity): m = 10⁻³, k = 10³, M = 10⁶, G = 10⁹."""
+    assert mf.parse_quantity("2G") == 2e9
+    assert mf.parse_quantity("3M") == 3e6
+    assert mf.parse_quantity("1.5k") == 1500.0
+
+
+def test_the_api_bounds_are_inclusive():
+    """periodSeconds may be 1800 (the API's largest), and minReplicas may equal maxReplicas."""
+    rules = Rules((ScalingPolicy("Pods", 4, 1800),), "Max", 0)
+    doc = mf.hpa_manifest("llm", 30, up=rules, min_replicas=3, max_replicas=3)
+    assert doc["spec"]["behavior"]["scaleUp"]["policies"][0]["periodSeconds"] == 1800
+    assert (doc["spec"]["minReplicas"], doc["spec"]["maxReplicas"]) == (3, 3)
+    with pytest.raises(ValueError, match="periodSeconds"):
+        mf.hpa_manifest("llm", 30, up=Rules((ScalingPolicy("Pods", 4, 1801),), "Max", 0))
+
+
+def test_a_scaled_object_is_read_back_whole():
+    """Every field the reader takes is the one the writer wrote: the name, the query, the
+    bounds, the behavior (a 60-s scale-down window, one pod a minute), the threshold."""
+    down = Rules((ScalingPolicy("Pods", 1, 60),), "Max", 60.0)
+    obj = mf.keda_scaled_object(
+        "llm-a", 12.5, min_replicas=3, max_replicas=7, down=down, query="sum(rate(x[2m]))"
+    )
+    assert obj["metadata"]["name"] == "llm-a"
+    (prom,) = obj["spec"]["triggers"]
+    assert prom["metadata"]["query"] == "sum(rate(x[2m]))"
+    ctrl = mf.controller_from_scaled_object(yaml.safe_load(mf.to_yaml(obj)))
+    assert (ctrl.hpa.min_replicas, ctrl.hpa.max_replicas) == (3, 7)
+    assert ctrl.hpa.down == down
+    assert ctrl.hpa.target == 12.5
+    # without the prometheus metric name the default query reads the default metric
+    plain = mf.keda_scaled_object("llm", 12.5, min_replicas=1, max_replicas=4)
+    assert plain["spec"]["triggers"][0]["metadata"]["query"] == (
+        "sum(avg_over_time(requests_in_flight[1m]))"
+    )
+    # KEDA's own defaults where the object leaves the bounds out: 0 (held at 1 here) and 100
+    del plain["spec"]["minReplicaCount"], plain["spec"]["maxReplicaCount"]
+    ctrl = mf.controller_from_scaled_object(plain)
+    assert (ctrl.hpa.min_replicas, ctrl.hpa.max_replicas) == (1, 100)
+
+
+def test_a_weekly_run_at_midnight_and_a_sunday_lead_keep_their_weekdays():
+    """A Monday run from 00:00 with no lead starts on Monday (weekday 1), not Sunday; a Sunday
+    run from 00:00 with 30 minutes of lead starts on Saturday (6) at 23:30, not weekday 7."""
+    week = [1] * 168
+    week[24 * 1] = 4  # Monday 00:00-01:00
+    obj = mf.keda_scaled_object("llm", 30, min_replicas=1, max_replicas=9, schedule=week)
+    (cron,) = [t["metadata"] for t in obj["spec"]["triggers"] if t["type"] == "cron"]
+    assert (cron["start"], cron["end"]) == ("0 0 * * 1", "0 1 * * 1")
+    week = [1] * 168
+    week[0] = 4  # Sunday 00:00-01:00
+    obj = mf.keda_scaled_object(
+        "llm", 30, min_replicas=1, max_replicas=9, schedule=week, lead_min=30
+    )
+    (cron,) = [t["metadata"] for t in obj["spec"]["triggers"] if t["type"] == "cron"]
+    assert (cron["start"], cron["end"]) == ("30 23 * * 6", "0 1 * * 0")
+
+
+@pytest.mark.parametrize(
+    "expr",
+    ["60 9 * * *", "0 24 * * *", "0 9 * * 7", "0 9 1 * *", "0 9 * 1 *", "0 9 * *", "x 9 * * *"],
+)
+def test_a_cron_expression_outside_the_planners_forms_is_refused(expr):
+    obj = mf.keda_scaled_object(
+        "llm", 30, min_replicas=1, max_replicas=9, schedule=[1] * 9 + [4] + [1] * 14
+    )
+    obj["spec"]["triggers"][1]["metadata"]["start"] = expr
+    with pytest.raises(ValueError, match="start must be a cron expression"):
+        mf.schedule_from_scaled_object(obj)
+
+
+def test_a_cron_trigger_without_a_time_zone_is_utc_and_one_replica_is_a_count():
+    obj = mf.keda_scaled_object(
+        "llm", 30, min_replicas=1, max_replicas=9, schedule=[1] * 9 + [2] + [1] * 14
+    )
+    meta = obj["spec"]["triggers"][1]["metadata"]
+    del meta["timezone"]
+    meta["desiredReplicas"] = "1"  # as an operator may write it
+    assert mf.schedule_from_scaled_object(obj)[0][2] == 1
+    meta["timezone"] = "UTC"
+    assert len(mf.schedule_from_scaled_object(obj)) == 7
+
+
+def test_a_window_that_wraps_the_week_is_active_at_its_first_minute():
+    """A Saturday 23:00 → Sunday 01:00 window: active at Saturday 23:00 (its first minute) and
+    at Sunday 00:30, not at Sunday 01:00."""
+    week = [1] * 168
+    week[24 * 6 + 23] = 5
+    week[0] = 5
+    obj = mf.keda_scaled_object("llm", 30, min_replicas=1, max_replicas=9, schedule=week)
+    hpa = mf.controller_from_scaled_object(obj)  # second 0 = Thursday 00:00
+    saturday_23 = (2 * 1440 + 23 * 60) * 60
+    assert hpa.floor(saturday_23 - 60) == 0
+    assert hpa.floor(saturday_23) == 5
+    assert hpa.floor(saturday_23 + 90 * 60) == 5
+    assert hpa.floor(saturday_23 + 120 * 60) == 0

@@ -45,6 +45,7 @@ def test_no_control_character_in_the_sources(page):
     assert not bad, f"{page.name}: control characters at (line, char) {bad[:5]}"
 
 
+@pytest.mark.slow
 def test_notebook_is_byte_identical_when_executed_again(tmp_path):
     """Re-running the tool on an unchanged chapter rewrites the very same bytes."""
     md = ROOT / "chapters" / "opening.md"

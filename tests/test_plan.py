@@ -63,6 +63,7 @@ def test_l_star_is_what_a_replica_holds_at_the_operating_rate(sample, point):
     assert np.mean(inside) == pytest.approx(point.concurrency_target, rel=0.1)
 
 
+@pytest.mark.slow
 def test_stricter_promises_lower_capacity_and_a_lower_target_lowers_l_star(sample, point):
     strict = plan.operating_point(sample, tpot_slo_s=0.8 * capacity.TPOT_SLO_S)
     assert strict.mu_star < point.mu_star
@@ -71,6 +72,7 @@ def test_stricter_promises_lower_capacity_and_a_lower_target_lowers_l_star(sampl
     assert gentle.concurrency_target < point.concurrency_target
 
 
+@pytest.mark.slow
 def test_reproducible_bit_for_bit(sample, point):
     again = plan.operating_point(sample)
     assert again == point
@@ -273,6 +275,7 @@ def two_days():
     return plan.plan(rate, startup_min=15, n_requests=2000)
 
 
+@pytest.mark.slow
 def test_an_hpa_written_by_hand_is_read_as_kubernetes_would_apply_it(two_days):
     """An operator's own manifest, not one the package wrote: its target (12.5 requests per
     pod, as a milli-quantity), bounds and behavior drive the replay, and the replayed fleet
@@ -312,6 +315,7 @@ def test_the_autoscalers_replays_start_from_the_fleet_the_policies_start_from():
     assert replicas_needed(float(p.rate[0]), p.replica.max_rate_rps) < first
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("lam", [20.0, 50.0, 100.0])
 def test_the_hpa_on_steady_traffic_stays_between_mu_star_and_the_target(lam):
     """On constant traffic the HPA written for L* keeps each replica at no more than μ* and, on
@@ -357,6 +361,7 @@ def scheduled_week():
     )
 
 
+@pytest.mark.slow
 def test_the_keda_object_read_back_reproduces_its_replay_and_holds_its_minimums(
     scheduled_week, tmp_path
 ):
@@ -420,6 +425,7 @@ def test_a_replica_of_two_gpus_pays_both_and_its_bill_splits_by_phase(sample):
         plan.plan(sample, replace(two, price_per_gpu_hour=None), n_requests=1000)
 
 
+@pytest.mark.slow
 def test_a_target_too_small_to_hold_becomes_the_kv_cache_tokens():
     """Prompts of 2,000 tokens answered in 28 on Llama-3-8B on an A100 (the Azure code mix): a
     request stays under a second, L* is about 1, and an HPA on whole requests would read 0 or 1.
@@ -479,6 +485,7 @@ def test_max_replicas_is_twice_the_busiest_minutes_fleet_by_hand():
         plan.max_replicas_for(np.array([4.0, 4.0]), 2.5, 0.8, 2, 1)
 
 
+@pytest.mark.slow
 def test_a_surge_against_the_start_up_the_rate_signal_holds_what_it_needs():
     """A surge of 7 times the quiet rate for ten minutes against a 10-minute start-up. With
     requests in flight the ready replica reports the backlog while the others start, and the
@@ -519,6 +526,7 @@ def _code_traffic(which: str):
     return sample.rate_per_minute() * 6, sample
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("which", ["sample at 6x", "full trace"])
 def test_on_the_code_trace_the_hpa_pays_within_a_quarter_of_the_chase(which):
     """The issue's check, Llama-3-8B on an A100 80GB: the HPA replayed second by second on

@@ -13,7 +13,7 @@ import pytest  # noqa: E402
 from matplotlib.text import Text  # noqa: E402
 
 from replicaplan.autoscalers.controllers import Fixed
-from replicaplan.faces import plots
+from replicaplan.interface import plots
 from replicaplan.simulation.control import simulate_fleet
 from replicaplan.simulation.day import simulate_day
 from replicaplan.traffic.synthetic import reference_traffic

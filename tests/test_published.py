@@ -9,6 +9,8 @@ import pytest
 
 from replicaplan.simulation import published
 
+pytestmark = pytest.mark.slow  # a minute-long simulation fixture
+
 CSV = Path(__file__).resolve().parents[1] / "benchmarks" / "published" / "measurements.csv"
 
 

@@ -92,3 +92,82 @@ def test_an_overloaded_queue_grows_at_the_fluid_rate():
     assert np.mean(slopes) == pytest.approx(3.0 / 2.5 - 1, rel=0.1)
     with pytest.raises(ValueError, match="exceed"):
         qu.overload_growth(2.0, 2.5)
+
+
+# ------------------------------------------------------------------ what the mutation run found
+def test_conformance_of_an_array_is_an_array_and_of_a_number_a_float():
+    rates = np.array([2.0, 5.0, 9.0, 12.0])
+    out = qu.mm1_conformance(rates, 10.0, 0.5)
+    assert isinstance(out, np.ndarray) and out.shape == (4,)
+    expected = [1 - math.exp(-(10.0 - r) * 0.5) for r in rates[:3]] + [0.0]
+    assert out == pytest.approx(expected)
+    assert isinstance(qu.mm1_conformance(5.0, 10.0, 0.5), float)
+
+
+def test_capacity_is_refused_at_zero_and_accepted_just_above():
+    # μ = ln 10, τ = 1: μ* = ln 10 − ln 10 = 0, no positive rate meets the quota
+    with pytest.raises(ValueError, match="no arrival rate"):
+        qu.mm1_capacity(math.log(10), 1.0)
+    assert qu.mm1_capacity(2.5, 1.0) == pytest.approx(2.5 - math.log(10))  # 0.197 req/s
+
+
+def test_the_mm1_recursion_by_hand():
+    """Lindley's recursion on the simulator's own draws, written out: the first customer's
+    time is its service; each next one waits what the previous left minus the gap."""
+    rate, mu_, n = 4.0, 5.0, 200
+    got = qu.simulate_mm1(rate, mu_, n, np.random.default_rng(11))
+    rng = np.random.default_rng(11)
+    gaps, service = rng.exponential(1 / rate, n), rng.exponential(1 / mu_, n)
+    wait, expected = 0.0, []
+    for i in range(n):
+        wait = 0.0 if i == 0 else max(0.0, wait + service[i - 1] - gaps[i])
+        expected.append(wait + service[i])
+    assert got.tolist() == pytest.approx(expected)
+    assert qu.simulate_mm1(rate, mu_, 1, np.random.default_rng(0)).size == 1
+
+
+def test_the_closed_queue_reports_times_in_the_system():
+    """The interactive response-time law, W = N/X − Z, on the run's own throughput; and the
+    first request finds the server idle, so its time is its service time."""
+    users, mu_, think = 10, 2.5, 4.0
+    arrival, residence = qu.simulate_closed_mm1(users, mu_, think, 40_000, np.random.default_rng(5))
+    throughput = arrival.size / (arrival[-1] - arrival[0])
+    assert residence.mean() == pytest.approx(users / throughput - think, rel=0.05)
+    first_service = np.random.default_rng(5).exponential(1 / mu_, 40_000)[0]
+    assert residence[0] == pytest.approx(first_service)
+
+
+def test_the_closed_queue_at_its_edges():
+    # one user and no think time: the server is never idle and never queued, W = service
+    arrival, residence = qu.simulate_closed_mm1(1, 2.0, 0.0, 500, np.random.default_rng(1))
+    assert arrival.size == residence.size == 500
+    assert np.diff(arrival) == pytest.approx(residence[:-1])
+    # a think time under a second is drawn, not dropped: requests are spaced by more than W
+    arrival, residence = qu.simulate_closed_mm1(1, 50.0, 0.5, 2000, np.random.default_rng(2))
+    assert np.mean(np.diff(arrival) - residence[:-1]) == pytest.approx(0.5, rel=0.1)
+
+
+def test_overload_and_the_interactive_throughput_at_their_edges():
+    with pytest.raises(ValueError, match="exceed mu"):
+        qu.overload_growth(2.0, 2.0)
+    assert np.isfinite(qu.measured_overload_growth(3.0, 2.0, 2, np.random.default_rng(0)))
+    assert qu.interactive_throughput(1, 0.5, 0.25) == pytest.approx(1 / 0.75)
+    with pytest.raises(ValueError, match="residence_s \\+ think_s must be > 0"):
+        qu.interactive_throughput(3, 0.0, 0.0)
+
+
+def test_the_interactive_law_reads_the_middle_of_the_run():
+    """A run whose edges are busier than its middle: 50 arrivals in each outer tenth, 80 in
+    the middle 80 s. The law is read from the middle only: 80 arrivals over its 80.8 s (the
+    run ends at 101 s), each 1 s in the system after 0.5 s of thought."""
+    from types import SimpleNamespace
+
+    arrival = np.r_[np.linspace(0, 9.9, 50), np.arange(10.5, 90.5, 1.0), np.linspace(91, 100, 50)]
+    end = arrival + 1.0
+    trace = SimpleNamespace(arrival=arrival, end=end, latency=end - arrival)
+    measured, predicted = qu.interactive_law(trace, 3, np.full(arrival.size, 0.5))
+    lo, hi = 0.0 + 0.1 * 101.0, 101.0 - 0.1 * 101.0
+    inside = ((arrival >= lo) & (arrival < hi)).sum()
+    assert inside == 80
+    assert measured == pytest.approx(80 / (hi - lo))
+    assert predicted == pytest.approx(3 / 1.5)

@@ -3,8 +3,8 @@ import pytest
 from replica_simpy import simpy_closed, simpy_open
 
 from replicaplan.serving.engine import simulate_closed, simulate_open
-from replicaplan.serving.trace import Trace
 from replicaplan.serving.replica import FitNote, ReplicaModel
+from replicaplan.serving.trace import Trace
 from replicaplan.traffic.loadgen import AZURE_CONVERSATION, poisson_arrivals, think_times
 
 
@@ -481,9 +481,19 @@ def test_hardware_from_text_by_name_or_spelled_out():
     assert (spelled.memory_bytes, spelled.bandwidth, spelled.flops) == (80e9, 2e12, 3e14)
     for text, match in [
         ("a100", "^gpu: unknown name 'a100'"),
-        ("memory_bytes=-1", "^gpu: memory_bytes must be > 0"),
-        ("memory_bytes=80e9,bandwidth=x", "^gpu: bandwidth must be a number"),
+        ("memory_bytes=-1", "^gpu: memory_bytes must be a finite number > 0"),
+        ("memory_bytes=80e9,bandwidth=x", "^gpu: bandwidth must be a finite number > 0"),
+        ("memory_bytes=inf", "^gpu: memory_bytes must be a finite number > 0, got 'inf'"),
         ("speed=1", "^gpu: unknown key 'speed'"),
     ]:
         with pytest.raises(ValueError, match=match):
             from_text("gpu", text)
+    # a count is a whole number: a fractional or overflowing layer count is refused, not cut
+    base = "params=8e9,kv_heads=8,head_dim=128,hidden=4096"
+    for layers, match in [
+        ("32.5", "layers must be a whole number"),
+        ("1e300", "layers must be a whole"),
+    ]:
+        with pytest.raises(ValueError, match=f"^model: {match}"):
+            from_text("model", f"{base},layers={layers}")
+    assert from_text("model", f"{base},layers=32.0").layers == 32

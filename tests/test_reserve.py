@@ -1,3 +1,4 @@
+import numpy as np
 import pytest
 import sympy as sp
 
@@ -64,3 +65,20 @@ def test_scale_to_zero():
 def test_bad_input(call, name):
     with pytest.raises(ValueError, match=name):
         call()
+
+
+def test_a_log_that_never_rises_needs_no_spares():
+    """A falling or flat log: no step, no ramp, so no spare replica (the rise is taken from 0)."""
+    falling = np.linspace(50.0, 10.0, 60)
+    flat = np.full(60, 20.0)
+    for rate in (falling, flat):
+        assert rs.largest_step_reserve(rate, 8.0, 0.8) == 0
+        assert rs.steepest_ramp_reserve(rate, 8.0, 0.8, 8) == 0
+        assert rs.spares_for(rate, 8.0, 0.8, 8) == 0
+
+
+def test_scale_to_zero_is_worth_any_saving():
+    """Idle one second longer than the start-up: a second of a replica-hour saved, 2/3600."""
+    out = rs.scale_to_zero(idle_s=481, startup_s=480, price_per_replica_hour=2.0)
+    assert out["saved_eur"] == pytest.approx(2.0 / 3600)
+    assert out["worth_it"]

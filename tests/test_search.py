@@ -12,8 +12,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from replicaplan.faces import search_report
-from replicaplan.faces.cli import main
+from replicaplan.interface import search_report
+from replicaplan.interface.cli import main
 from replicaplan.planner import search as S
 from replicaplan.serving.catalogue import GPU, GPUS, MODELS
 from replicaplan.serving.replica import ReplicaModel
@@ -114,6 +114,7 @@ def test_the_pareto_front_holds_no_dominated_point_and_misses_none(points):
         assert (p in keys) == (not beaten)
 
 
+@pytest.mark.slow
 def test_serial_pool_and_a_dask_cluster_give_the_same_results_bit_for_bit(log):
     from distributed import Client, LocalCluster
 
@@ -138,6 +139,7 @@ def test_serial_pool_and_a_dask_cluster_give_the_same_results_bit_for_bit(log):
     assert all(o.ok for o in serial.outcomes)
 
 
+@pytest.mark.slow
 def test_the_answer_is_planned_as_replicaplan_plan_plans_it(capsys, tmp_path):
     """`search --json` on a small grid, then `plan` on the answer's configuration: the same plan,
     field for field, and the search's report holds its page and figure beside the plan's."""
@@ -186,15 +188,15 @@ def test_the_answer_is_planned_as_replicaplan_plan_plans_it(capsys, tmp_path):
     "extra, match",
     [
         (["--gpu-grid", "a100,h100-sxm"], "--gpu-grid: unknown 'a100'"),
-        (["--gpus-grid", "0"], "--gpus-grid: '0' is not an integer from 1 to 64"),
-        (["--batch-grid", "x"], "--batch-grid: 'x' is not an integer"),
+        (["--gpus-grid", "0"], "--gpus-grid: '0' is not a whole number from 1 to 64"),
+        (["--batch-grid", "x"], "--batch-grid: 'x' is not a whole number"),
         (["--prefill-grid", "fast"], "--prefill-grid: unknown 'fast'"),
-        (["--price", "a100-80gb=-1"], "--price: the price of a100-80gb must be a number > 0"),
-        (["--price", "tpu=2"], "--price: expected GPU=PRICE"),
-        (["--requests", "10"], "--requests must be an integer from 200"),
-        (["--jobs", "0"], "--jobs must be an integer from 1"),
+        (["--gpu-price", "a100-80gb=-1"], "--gpu-price: must be a number in (0, ∞), got '-1'"),
+        (["--gpu-price", "tpu=2"], "--gpu-price: must be GPU=PRICE"),
+        (["--requests", "10"], "--requests: must be a whole number from 200"),
+        (["--jobs", "0"], "--jobs: must be a whole number from 1"),
         (["--model", "gpt-9"], "--model: unknown name 'gpt-9'"),
-        (["--short-budget", "2"], "--short-budget must be from 0 to below 1"),
+        (["--short-budget", "2"], "--short-budget: must be a number in [0, 1)"),
     ],
 )
 def test_bad_search_options_exit_2_and_write_nothing(capsys, tmp_path, extra, match):
@@ -244,6 +246,7 @@ def test_a_parquet_log_searches_like_its_csv(tmp_path, log):
     assert parquet.start == log.start
 
 
+@pytest.mark.slow
 def test_an_unreachable_cluster_is_refused_by_name(capsys, tmp_path):
     args = [
         "search",

@@ -12,6 +12,8 @@ from replicaplan.serving.fluid import FluidReplica
 from replicaplan.simulation.control import per_second, simulate_fleet
 from replicaplan.traffic.synthetic import reference_traffic
 
+pytestmark = pytest.mark.slow  # a minute-long simulation fixture
+
 STEP = (20 * 3600 + 55 * 60, 21 * 3600 + 40 * 60)
 
 

@@ -17,6 +17,9 @@ from replicaplan.traffic import loadgen
 DATA = Path(__file__).resolve().parents[1] / "data" / "azure-llm-inference-2023"
 
 
+pytestmark = pytest.mark.slow  # the discrete replica measured on both traces
+
+
 @pytest.mark.parametrize("kind", ["code", "conv"])
 @pytest.mark.parametrize(
     "model",

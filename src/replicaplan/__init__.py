@@ -4,14 +4,23 @@ The package stands in eight layers, one subpackage each; a module imports only f
 layer and the layers below it (``make test`` checks this with import-linter, see
 ``pyproject.toml``):
 
-8 faces        report, plan_report, plots, cli: what a person reads
-7 planner      reserve, plan: a reader's own traffic turned into a plan and its manifests
+8 interface    cli, commands, options, files, report, plan_report, search_report, plots:
+               what a person types and reads (the command, its flags, text, figures)
+7 planner      operating, calibration, reserve, schedule, behavior, replay, plan, grid,
+               search, signals: a reader's own traffic turned into a plan and its manifests
 6 economics    cost, spot: the cost per token, a day priced, spot capacity
-5 simulation   fleet, control, day, capacity: fleets over time, the day, the capacity sweep
-4 autoscalers  hpa, kpa, controllers, manifest: what decides the fleet, and its Kubernetes objects
+5 simulation   fleet, control, day, capacity, published, benchfit: fleets over time, the
+               day, the capacity sweep, the published measurements, a benchmark fitted
+4 autoscalers  hpa, kpa, controllers, manifest, engines, names: what decides the fleet, its
+               Kubernetes objects and the engines' metrics
 3 traffic      loadgen, synthetic, forecast: lengths, arrivals, logs, the reference day
-2 serving      replica, fluid, queueing, roofline, coldstart: one replica
-1 core         example, _check, symbols, stats: the running example, checks, notation
+2 serving      catalogue, replica, engine, trace, fluid, queueing, roofline, coldstart: one
+               replica (the catalogue imports no numpy, for the command line's help)
+1 core         example, _check, symbols, stats, portable, parallel: the running example,
+               checks, notation, standard errors, portable floats, forked runs
+
+(``tests/test_layers.py`` checks that this table, the README's and the front page's list every
+module of each layer, in the contract's order.)
 
 The chapters' own helpers (gluing numbers, the power-grid figures) live beside the chapters,
 in ``chapters/``, not here.
@@ -20,7 +29,7 @@ Conventions. A formula the book displays is derived once with sympy from the sym
 ``core.symbols`` (Python names spell the book's notation: ``mu_star`` is μ*, ``rho_bar`` is ρ̄),
 turned into a numeric function once by ``symbols.lambdify_once``, and that function is what
 every caller runs. A count of replicas is rounded by ``core._check.ceil_count`` and nowhere
-else. Models return numbers; only ``faces`` makes text and figures.
+else. Models return numbers; only ``interface`` makes text and figures.
 
 The names most programs need are importable from the top (loaded on first use, so
 ``import replicaplan`` stays fast)::
@@ -83,8 +92,8 @@ _EXPORTS = {
     "step_reserve": "planner.reserve",
     "search": "planner.search",
     "Candidate": "planner.search",
-    # faces
-    "write_report": "faces.plan_report",
+    # interface
+    "write_report": "interface.plan_report",
 }
 
 __all__ = sorted(_EXPORTS)

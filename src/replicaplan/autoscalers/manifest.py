@@ -17,11 +17,11 @@ outside them is refused with the field's name, before anything is written.
 
 from __future__ import annotations
 
-import re
 from decimal import Decimal
 
 import yaml
 
+from replicaplan.autoscalers import names
 from replicaplan.autoscalers.controllers import HPAOn
 from replicaplan.autoscalers.hpa import HorizontalAutoscaler, Rules, ScalingPolicy
 from replicaplan.core import _check
@@ -56,34 +56,18 @@ def parse_quantity(text) -> float:
         raise ValueError(f"not a Kubernetes quantity: {text!r}") from None
 
 
-_DNS_LABEL = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?"
-_DNS_SUBDOMAIN = re.compile(rf"{_DNS_LABEL}(\.{_DNS_LABEL})*")
-_METRIC = re.compile(r"[a-zA-Z_:][a-zA-Z0-9_:]*")
-
-
 def check_prometheus(address) -> None:
-    """Refuse a Prometheus address KEDA's scaler could not query: not an http(s) URL."""
-    if not isinstance(address, str) or not address.startswith(("http://", "https://")):
-        raise ValueError(f"prometheus must be an http(s) URL, got {address!r}")
+    """Refuse a Prometheus address KEDA's scaler could not query (``names.check_prometheus``)."""
+    names.check_prometheus("prometheus", address)
 
 
 def check_names(name, metric_name="requests_in_flight", deployment=None) -> None:
     """Refuse what the API server or Prometheus would: an object or Deployment name that is not a
-    DNS-1123 subdomain (lower-case letters, digits, '-' and '.', at most 253 characters, starting
-    and ending with a letter or digit), a metric name outside [a-zA-Z_:][a-zA-Z0-9_:]*."""
-    for field, value in (("name", name), ("deployment", deployment)):
-        if value is None and field == "deployment":
-            continue
-        if not isinstance(value, str) or len(value) > 253 or not _DNS_SUBDOMAIN.fullmatch(value):
-            raise ValueError(
-                f"{field} must be a DNS-1123 name (lower-case letters, digits, '-' and '.', "
-                f"at most 253 characters, a letter or digit at each end), got {value!r}"
-            )
-    if not isinstance(metric_name, str) or not _METRIC.fullmatch(metric_name):
-        raise ValueError(
-            f"metric_name must match [a-zA-Z_:][a-zA-Z0-9_:]* (a Prometheus metric name), "
-            f"got {metric_name!r}"
-        )
+    DNS-1123 subdomain, a metric name that is not Prometheus's (``names``)."""
+    names.check_name("name", name)
+    if deployment is not None:
+        names.check_name("deployment", deployment)
+    names.check_metric("metric_name", metric_name)
 
 
 def _whole(name: str, value, minimum: int) -> int:

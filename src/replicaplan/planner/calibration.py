@@ -15,10 +15,10 @@ from replicaplan.autoscalers.manifest import (
 from replicaplan.core import _check
 from replicaplan.core.parallel import fork_map, jobs
 from replicaplan.planner.operating import OperatingPoint
-from replicaplan.serving.fluid import MeasuredReplica
 from replicaplan.serving.engine import simulate_open
-from replicaplan.serving.trace import Trace
+from replicaplan.serving.fluid import MeasuredReplica
 from replicaplan.serving.replica import ReplicaModel
+from replicaplan.serving.trace import Trace
 from replicaplan.simulation.control import FleetRun, per_second, simulate_fleet
 from replicaplan.traffic.loadgen import LengthMix, poisson_arrivals
 

@@ -14,9 +14,9 @@ import numpy as np
 from replicaplan.core import _check
 from replicaplan.core.example import EXAMPLE
 from replicaplan.economics.cost import phase_seconds, split_by_phase
+from replicaplan.serving.engine import simulate_open
 from replicaplan.serving.fluid import MeasuredReplica
 from replicaplan.serving.queueing import littles_law
-from replicaplan.serving.engine import simulate_open
 from replicaplan.serving.replica import ReplicaModel
 from replicaplan.simulation.capacity import (
     PRECISION,

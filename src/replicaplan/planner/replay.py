@@ -56,9 +56,10 @@ def replay(
     * with a schedule, for logs of two days or more: chase, and start ``startup_min`` minutes
       early the replicas ``learned_forecast`` promises from the days before.
 
-    Each is priced by ``cost.price_run`` at ``price_per_replica_hour`` and ``tokens_per_request`` (the
-    log's own mean answer, ``OperatingPoint.mean_output``): the planner has no default for
-    either, so a reader's traffic is never priced with the running example's numbers.
+    Each is priced by ``cost.price_run`` at ``price_per_replica_hour`` and
+    ``tokens_per_request`` (the log's own mean answer, ``OperatingPoint.mean_output``): the
+    planner has no default for either, so a reader's traffic is never priced with the running
+    example's numbers.
     """
     rate = _check.rates("rate", rate)
     mu_star_rps = _check.positive("mu_star_rps", mu_star_rps)

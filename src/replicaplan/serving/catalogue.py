@@ -273,3 +273,13 @@ def replica_hour_price(price_per_gpu_hour: float | None, gpus: int) -> float | N
     12.96
     """
     return None if price_per_gpu_hour is None else gpus * price_per_gpu_hour
+
+
+def gpu_hour_price(price_per_replica_hour: float, gpus: int) -> float:
+    """The price of one GPU-hour of a replica of ``gpus`` GPUs paid ``price_per_replica_hour``:
+    ``replica_hour_price`` undone.
+
+    >>> gpu_hour_price(12.96, 4)
+    3.24
+    """
+    return price_per_replica_hour / gpus

@@ -20,8 +20,8 @@ from replicaplan.core import _check
 from replicaplan.core.example import EXAMPLE
 from replicaplan.core.parallel import fork_map
 from replicaplan.core.stats import batch_means_error, standard_error
-from replicaplan.serving.queueing import interactive_law, simulate_mm1
 from replicaplan.serving.engine import simulate_closed, simulate_open
+from replicaplan.serving.queueing import interactive_law, simulate_mm1
 from replicaplan.serving.replica import ReplicaModel
 from replicaplan.traffic.loadgen import (
     AZURE_CONVERSATION,

@@ -12,7 +12,7 @@ millions of requests) runs in about a second:
   metrics and the fleet is resized to its decision.
 
 Metrics sampled for the controllers, per replica unless said otherwise: ``gpu_utilization``
-(``fleet.gpu_utilization``, what nvidia-smi reports), ``concurrency`` (requests in flight, L),
+(``fluid.gpu_utilization``, what nvidia-smi reports), ``concurrency`` (requests in flight, L),
 ``queue`` (requests waiting for a slot, summed over the fleet), ``kv_occupancy`` (running
 sequences' KV bytes over the memory left after the weights), ``kv_tokens`` (tokens held in the
 KV cache).

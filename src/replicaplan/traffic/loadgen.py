@@ -12,7 +12,7 @@ joined by a Gaussian copula whose correlation reproduces the rank correlation
 Arrivals
 --------
 Open loop: Poisson arrivals at rate λ, or gamma inter-arrival times with a coefficient of
-variation c (c = 1 is Poisson, c > 1 burstier). Closed loop: ``replica.simulate_closed`` with
+variation c (c = 1 is Poisson, c > 1 burstier). Closed loop: ``engine.simulate_closed`` with
 N_u users and think times drawn here. Trace replay: ``read_trace`` reads a file with the trace's
 columns, in time order; ``TraceFile.rate_per_minute`` and ``TraceFile.length_mix`` turn any such
 log into the per-minute traffic of a day and the length mix of a capacity sweep.
@@ -249,7 +249,7 @@ class TraceFile:
     """A replayable trace: arrival seconds from the first request, and lengths.
 
     ``start`` is the first request's time in seconds since the Unix epoch (UTC) when the log
-    gave dates, else 0; it places the log's minutes on the clock (``plan.schedule``).
+    gave dates, else 0; it places the log's minutes on the clock (``schedule.schedule``).
     """
 
     arrival: np.ndarray

@@ -3,15 +3,18 @@
 ``Staging`` stages every output of one command (files and directories) beside its target and
 renames them all into place at the end, once everything is computed and written; an error or
 an interrupt at any point before leaves every target as it was. ``check_writable`` says, before
-any work, whether a target's folder takes a new file. Files and folders get the modes a plain
+any work, whether a target's folder takes a new file; ``FolderLocks`` holds each output's folder
+for one run at a time, so two runs on one output never leave half of each. Files and folders
+get the modes a plain
 ``open``/``mkdir`` would give under the process's umask (the temporary files ``tempfile`` makes
 are 600 and 700 whatever the umask).
 
-Layer: faces.
+Layer: interface.
 """
 
 from __future__ import annotations
 
+import fcntl
 import os
 import shutil
 import tempfile
@@ -99,3 +102,42 @@ class Staging:
                 self.commit()
         finally:
             self.discard()  # what is left: everything after an error, nothing after a commit
+
+
+class FolderLocks:
+    """An exclusive lock on the folder of each output (``{option: path}``) for as long as the
+    ``with`` block runs: a second run writing into one of them is refused at once, by the
+    option's name, before it computes or writes anything, and the first run's outputs are
+    all its own. The lock is ``flock`` on the folder itself, so nothing is left in it; it is
+    released when the block ends or the process dies."""
+
+    def __init__(self, outputs: dict) -> None:
+        self._outputs = outputs
+        self._held: list[int] = []
+
+    def __enter__(self) -> FolderLocks:
+        seen = set()
+        try:
+            for option, path in self._outputs.items():
+                folder = Path(path).resolve().parent
+                if folder in seen:
+                    continue
+                seen.add(folder)
+                fd = os.open(folder, os.O_RDONLY)
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                except BlockingIOError:
+                    os.close(fd)
+                    raise ValueError(
+                        f"{option}: another replicaplan run is writing in {folder}; wait for "
+                        "it to end, or give another folder"
+                    ) from None
+                self._held.append(fd)
+        except BaseException:
+            self.__exit__(None, None, None)
+            raise
+        return self
+
+    def __exit__(self, kind, value, tb) -> None:
+        while self._held:
+            os.close(self._held.pop())  # closing the descriptor releases its lock

@@ -20,7 +20,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.ticker import FuncFormatter, LogLocator
 
-from replicaplan.faces.report import clock
+from replicaplan.interface.report import clock
 from replicaplan.simulation.day import DayResult
 
 WIDTH_IN = 7.4

@@ -15,8 +15,8 @@ from pathlib import Path
 import numpy as np
 
 from replicaplan.autoscalers.manifest import to_yaml
-from replicaplan.faces.files import Staging
-from replicaplan.faces.report import Table, clock
+from replicaplan.interface.files import Staging
+from replicaplan.interface.report import Table, clock
 from replicaplan.planner.plan import SENSITIVITY_STARTUPS, Plan, startup_sensitivity
 from replicaplan.simulation.published import trust_sentence
 
@@ -381,7 +381,7 @@ def fill_report(p: Plan, folder: Path, *, fmt: str = "md", log: str = "") -> Non
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from replicaplan.faces.plots import plot_plan, plot_plan_sensitivity
+    from replicaplan.interface.plots import plot_plan, plot_plan_sensitivity
 
     if fmt not in ("md", "html"):
         raise ValueError(f"fmt must be 'md' or 'html', got {fmt!r}")

@@ -3,14 +3,16 @@ once, as argparse parses it, and refused with the flag's own name and its allowe
 (``argument --startup: must be a whole number from 0 to 1,440, got '-1'``). What passes is in
 the units the library takes, so the layers below never see a flag's text.
 
-Layer: faces (imports nothing from the library: ``--help`` stays fast).
+Layer: interface (imports only the catalogue and ``autoscalers.names``, which load no numpy:
+``--help`` stays fast).
 """
 
 from __future__ import annotations
 
 import argparse
 import math
-import re
+
+from replicaplan.autoscalers import names
 
 INT32_MAX = 2**31 - 1
 """The largest replica count the Kubernetes API takes (``maxReplicas`` is an int32)."""
@@ -22,10 +24,12 @@ MAX_TOKEN_BUDGET = 1_048_576
 """The largest --token-budget: a step of a million tokens is far past any GPU's."""
 MAX_STARTUP_MIN = 24 * 60
 """The longest start-up time --startup takes, in minutes: a day."""
+MAX_RESERVE = 10_000
+"""The most spare replicas ``day --reserve`` keeps."""
+MAX_REQUESTS = 1_000_000
+"""The most requests a capacity sweep runs at each rate."""
 MAX_SEED = 2**63 - 1
 """numpy's seeds are unsigned 64-bit; the book's are small."""
-_DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?")
-"""A namespace's name: an RFC 1123 label, as the API server validates it."""
 
 
 def _interval(low, high, low_open: bool, high_open: bool) -> str:
@@ -96,14 +100,28 @@ def whole(low: int, high: int):
     return parse
 
 
-def dns_label(text: str) -> str:
-    """A Kubernetes namespace's or object's name: an RFC 1123 label."""
-    if not _DNS_LABEL.fullmatch(text):
-        raise argparse.ArgumentTypeError(
-            "must be a DNS-1123 label (lower-case letters, digits and '-', at most 63 "
-            f"characters, a letter or digit at each end), got {text!r}"
-        )
-    return text
+def _named(check):
+    """An argparse type from a ``names`` check: its message without the field's name, which
+    argparse puts before it as the flag's."""
+
+    def parse(text: str) -> str:
+        try:
+            return check("it", text)
+        except ValueError as err:
+            raise argparse.ArgumentTypeError(str(err).removeprefix("it ")) from None
+
+    parse.__name__ = check.__name__.removeprefix("check_")
+    return parse
+
+
+object_name = _named(names.check_name)
+"""A Kubernetes object's name (a DNS-1123 subdomain)."""
+namespace = _named(names.check_namespace)
+"""A namespace (a DNS-1123 label)."""
+metric = _named(names.check_metric)
+"""A Prometheus metric name."""
+prometheus = _named(names.check_prometheus)
+"""An http(s) URL with a host."""
 
 
 def rate_grid(text: str) -> list[float]:
@@ -157,3 +175,34 @@ def gpu_price(text: str) -> tuple[str, float]:
             f"must be GPU=PRICE with a GPU of the catalogue ({', '.join(GPUS)}), got {text!r}"
         )
     return gpu, number(0.0, low_open=True)(value)
+
+
+def label_value(text: str) -> str:
+    """A Prometheus label value the queries quote (the engine's ``model_name``): any text but a
+    quote, a backslash or a control character, which would end or escape the string."""
+    if not text or any(c in text for c in '"\\') or any(ord(c) < 32 for c in text):
+        raise argparse.ArgumentTypeError(
+            f"must be a model name without quotes, backslashes or control characters, got {text!r}"
+        )
+    return text
+
+
+DASK_SCHEMES = ("tcp", "tls", "ws", "wss", "ucx")
+"""The address schemes of a Dask scheduler's comms."""
+
+
+def dask_address(text: str) -> str:
+    """A Dask scheduler's address: SCHEME://HOST:PORT."""
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(text)
+    try:
+        port = parts.port
+    except ValueError:
+        port = None
+    if parts.scheme not in DASK_SCHEMES or not parts.hostname or port is None:
+        raise argparse.ArgumentTypeError(
+            f"must be a scheduler's address, SCHEME://HOST:PORT with SCHEME one of "
+            f"{', '.join(DASK_SCHEMES)}, got {text!r}"
+        )
+    return text

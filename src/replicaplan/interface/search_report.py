@@ -1,7 +1,7 @@
 """The configuration search as a person reads it: a table on the terminal, JSON, and the
 Markdown page with its figure that ``replicaplan search --report`` adds to the plan's report.
 
-Layer: faces.
+Layer: interface.
 """
 
 from __future__ import annotations

@@ -1,0 +1,92 @@
+"""The ``replicaplan`` command: the book's analyses on a reader's own numbers.
+
+replicaplan day [--mu-star 8] [--target 0.8] [--startup 8] [--reserve 3] [--json]
+replicaplan capacity [--model replica|mm1] [--rates 1:10:0.5] [--quota 0.9] [--json] ...
+replicaplan cost [--replica-price 2] [--tokens-per-s 2560] [--utilization 0.36] [--discount 0.6 ...]
+replicaplan roofline [--params 8e9] [--batch 64] [--context 2000] [--tpot 0.025] ...
+replicaplan plan --log requests.csv | --rates minutes.csv [--model … --gpu …] [--report DIR] ...
+replicaplan fit --bench result.json --model … --gpu … [--out replica.json]
+replicaplan search --log requests.csv --model … [--gpu-grid …] [--gpu-price GPU=PRICE] ...
+
+Each command is a module of ``interface.commands``; this one builds the parser from them and runs
+the one asked for. Exit status: 0 done, 1 ``capacity`` found no μ* in its range, 2 bad input
+(one line naming the flag, or the file and row; nothing written), 130 interrupted (Ctrl-C),
+143 terminated (SIGTERM); an interrupted or terminated run leaves every output as it was.
+
+Layer: interface.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import signal
+import sys
+
+from replicaplan.interface.commands import COMMANDS
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, with its refusals on one line like every other error of the command
+    (``replicaplan plan: error: argument --startup: …``); ``--help`` shows the usage."""
+
+    def error(self, message: str):
+        self.exit(2, f"{self.prog}: error: {message}\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="replicaplan",
+        description="How many replicas to keep on, and what that capacity costs.",
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+    for name in COMMANDS:
+        importlib.import_module(f"replicaplan.interface.commands.{name}").add(sub)
+    return parser
+
+
+class Terminated(BaseException):
+    """SIGTERM (a ``kill``, a container stopped), raised where the program is so that the staged
+    outputs are removed as on Ctrl-C; a BaseException, so no ``except Exception`` keeps it."""
+
+
+_MAIN_PID = os.getpid()
+
+
+def _terminate(signum, frame):
+    if os.getpid() != _MAIN_PID:  # a forked worker (a pool's): die as SIGTERM would have it
+        signal.signal(signum, signal.SIG_DFL)
+        os.kill(os.getpid(), signum)
+        return
+    raise Terminated
+
+
+def main(argv: list[str] | None = None) -> int:
+    try:
+        args = build_parser().parse_args(argv)
+    except SystemExit as stop:  # --help (0), or a flag refused by its type (2), said by argparse
+        return int(stop.code or 0)
+    global _MAIN_PID
+    _MAIN_PID = os.getpid()
+    previous = signal.signal(signal.SIGTERM, _terminate)
+    try:
+        result = args.run(args)
+    except ValueError as err:
+        print(f"replicaplan {args.command}: error: {err}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:  # every output is staged, so an interrupt leaves nothing behind
+        print(f"\nreplicaplan {args.command}: interrupted; nothing written", file=sys.stderr)
+        return 130
+    except Terminated:
+        print(f"\nreplicaplan {args.command}: terminated; nothing written", file=sys.stderr)
+        return 143
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    text, status = result if isinstance(result, tuple) else (result, 0)
+    print(text)
+    return status
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

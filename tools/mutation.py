@@ -1,0 +1,161 @@
+"""Mutation testing of the modules whose tests must catch a wrong formula (``make mutation``).
+
+For each module below, cosmic-ray (pinned in requirements-mutation.txt) makes every mutant of the
+operators kept here, one small change at a time (a comparison turned strict or loose, + for -,
+* for /, a number off by one, and for or, True for False, a ``not`` dropped, break for continue),
+runs the module's own test files against it, and records whether a test failed (killed) or
+not (survived). The score printed is killed / (mutants − the equivalent ones listed in
+``tools/mutation-equivalents.toml``: changes no test can see, each with its reason).
+
+    python tools/mutation.py                       # every module below (tens of minutes)
+    python tools/mutation.py serving/queueing.py   # one module
+
+Sessions and reports are written to ``_build/mutation/``; nothing in the tree is changed once
+it ends (cosmic-ray writes each mutant into the file, runs the tests, and restores it).
+Not part of ``make test``: a mutant run costs a test run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+OUT = ROOT / "_build" / "mutation"
+BIN = Path(sys.executable).parent
+
+MODULES = {
+    "serving/queueing.py": ["tests/test_queueing.py"],
+    "economics/cost.py": ["tests/test_cost.py", "tests/test_spot.py"],
+    "autoscalers/hpa.py": ["tests/test_hpa.py"],
+    "planner/reserve.py": ["tests/test_reserve.py"],
+    "autoscalers/manifest.py": ["tests/test_manifest.py"],
+}
+"""The modules mutated and the test files that must catch their mutants (#32's five)."""
+
+KEPT = [
+    r"core/ReplaceBinaryOperator_(Add_Sub|Sub_Add|Mul_Div|Div_Mul|FloorDiv_Div|Pow_Mul)",
+    r"core/ReplaceComparisonOperator_(Lt_LtE|LtE_Lt|Gt_GtE|GtE_Gt|Eq_NotEq|NotEq_Eq)",
+    r"core/ReplaceComparisonOperator_(Is_IsNot|IsNot_Is|In_NotIn|NotIn_In)",
+    r"core/ReplaceUnaryOperator_Delete_(Not|USub)",
+    r"core/(ReplaceTrueWithFalse|ReplaceFalseWithTrue|ReplaceAndWithOr|ReplaceOrWithAnd)",
+    r"core/(ReplaceBreakWithContinue|ReplaceContinueWithBreak|NumberReplacer)",
+]
+"""The operators run: those of the review that found the gaps (../shared/reviews/mutation.md)."""
+
+
+def _operators() -> list[str]:
+    out = subprocess.run(
+        [str(BIN / "cosmic-ray"), "operators"], capture_output=True, text=True, check=True
+    )
+    return out.stdout.split()
+
+
+def _excluded() -> list[str]:
+    """cosmic-ray's operators-filter takes the operators to leave out, as regexes."""
+    import re
+
+    kept = [re.compile(p + "$") for p in KEPT]
+    return [
+        "^" + re.escape(op) + "$"
+        for op in _operators()
+        if not any(k.match(op) for k in kept)
+    ]
+
+
+def _config(module: str, tests: list[str]) -> Path:
+    name = module.replace("/", "_").removesuffix(".py")
+    config = OUT / f"{name}.toml"
+    command = f"{sys.executable} -m pytest -x -q -p no:cacheprovider -p no:randomly " + " ".join(
+        tests
+    )
+    lines = [
+        "[cosmic-ray]",
+        f'module-path = "src/replicaplan/{module}"',
+        "timeout = 120.0",
+        "excluded-modules = []",
+        f"test-command = {json.dumps(command)}",
+        "",
+        "[cosmic-ray.distributor]",
+        'name = "local"',
+        "",
+        "[cosmic-ray.filters.operators-filter]",
+        f"exclude-operators = {json.dumps(_excluded())}",
+    ]
+    config.write_text("\n".join(lines) + "\n")
+    return config
+
+
+def _equivalents() -> dict:
+    path = ROOT / "tools" / "mutation-equivalents.toml"
+    return tomllib.loads(path.read_text()) if path.exists() else {}
+
+
+def run(module: str, tests: list[str]) -> dict:
+    OUT.mkdir(parents=True, exist_ok=True)
+    config = _config(module, tests)
+    session = config.with_suffix(".sqlite")
+    session.unlink(missing_ok=True)
+    cr = str(BIN / "cosmic-ray")
+    subprocess.run([cr, "init", str(config), str(session)], check=True, cwd=ROOT)
+    subprocess.run(
+        [str(BIN / "cr-filter-operators"), str(session), str(config)], check=True, cwd=ROOT
+    )
+    subprocess.run([cr, "exec", str(config), str(session)], check=True, cwd=ROOT)
+    dump = subprocess.run(
+        [cr, "dump", str(session)], capture_output=True, text=True, check=True, cwd=ROOT
+    )
+    killed, survived = 0, []
+    for line in dump.stdout.splitlines():
+        job, result = json.loads(line)
+        if result is None:
+            continue
+        mutation = job["mutations"][0]
+        where = (mutation["operator_name"], mutation["occurrence"])
+        if result["test_outcome"] == "killed" or result["worker_outcome"] == "exception":
+            killed += 1
+        elif result["worker_outcome"] != "skipped":
+            survived.append(where)
+    known = {
+        (e["operator"], e["occurrence"])
+        for e in _equivalents().get(module, {}).get("equivalent", [])
+    }
+    equivalent = [s for s in survived if s in known]
+    live = [s for s in survived if s not in known]
+    total = killed + len(survived)
+    score = killed / max(total - len(equivalent), 1)
+    report = {
+        "module": module,
+        "mutants": total,
+        "killed": killed,
+        "equivalent": len(equivalent),
+        "survived": live,
+        "score": score,
+    }
+    (OUT / f"{config.stem}.json").write_text(json.dumps(report, indent=2))
+    return report
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("modules", nargs="*", help=f"of {', '.join(MODULES)} (default: all)")
+    args = parser.parse_args(argv)
+    for module in args.modules:
+        if module not in MODULES:
+            parser.error(f"{module}: not one of {', '.join(MODULES)}")
+    rows = [run(m, MODULES[m]) for m in args.modules or MODULES]
+    print(f"{'module':28} {'mutants':>8} {'killed':>7} {'equiv.':>7} {'score':>7}")
+    for r in rows:
+        print(
+            f"{r['module']:28} {r['mutants']:8} {r['killed']:7} {r['equivalent']:7} "
+            f"{r['score']:7.1%}"
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
