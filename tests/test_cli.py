@@ -624,3 +624,50 @@ def test_lengths_with_a_log_is_refused(capsys):
 def test_what_the_api_or_the_engine_would_refuse_is_refused_by_its_flag(capsys, extra, message):
     assert main(["plan", "--log", str(SAMPLE_LOG), *extra]) == 2
     assert message in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_sigterm_on_a_running_search_exits_143_and_leaves_nothing(tmp_path):
+    """SIGTERM (a kill, a container stopped) once the search reports progress: exit 143, one
+    line, nothing written and no staging file left in the outputs' folder."""
+    import os
+    import pty
+    import select
+    import signal
+    import time
+
+    files = ["--manifest", str(tmp_path / "h.yaml"), "--report", str(tmp_path / "report")]
+    command = ["search", "--log", str(SAMPLE_LOG), "--model", "llama-3-8b", "--jobs", "1"]
+    main_fd, terminal = pty.openpty()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "replicaplan.interface.cli", *command, *files],
+        stderr=terminal,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    os.close(terminal)
+    seen = b""
+    while b"screening" not in seen:
+        ready, _, _ = select.select([main_fd], [], [], 120)
+        assert ready, f"no progress in 120 s: {seen!r}"
+        seen += os.read(main_fd, 4096)
+    proc.send_signal(signal.SIGTERM)
+    rest, deadline = b"", time.monotonic() + 120
+    while time.monotonic() < deadline:
+        if select.select([main_fd], [], [], 0.2)[0]:
+            try:
+                chunk = os.read(main_fd, 65536)
+            except OSError:
+                chunk = b""
+            rest += chunk
+            if chunk:
+                continue
+        if proc.poll() is not None:
+            break
+    proc.communicate(timeout=10)
+    os.close(main_fd)
+    assert proc.returncode == 143, rest
+    lines = [x for x in rest.decode().replace("\r", "\n").splitlines() if x.strip()]
+    assert lines[-1] == "replicaplan search: terminated; nothing written"
+    assert "Traceback" not in rest.decode()
+    assert list(tmp_path.iterdir()) == []

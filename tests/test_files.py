@@ -89,3 +89,46 @@ def test_a_folder_that_takes_no_file_is_refused_by_name():
 def test_a_folder_given_for_a_file_is_refused(tmp_path):
     with pytest.raises(ValueError, match="--adapter: .* is a directory; give a file name"):
         files.check_writable(tmp_path, "--adapter")
+
+
+def test_a_second_run_into_a_locked_folder_is_refused_and_changes_nothing(tmp_path, capsys):
+    """Two runs writing into one folder: while the first holds it, the second is refused at
+    once by its option's name, and the first's files are left as they were."""
+    import fcntl
+    import hashlib
+    import os
+
+    from replicaplan.interface.cli import main
+
+    log = (
+        Path(__file__).resolve().parents[1]
+        / "data"
+        / "azure-llm-inference-2023"
+        / "conv_sample.csv"
+    )
+    kept = tmp_path / "hpa.yaml"
+    kept.write_text("the first run's manifest\n")
+    before = hashlib.sha256(kept.read_bytes()).hexdigest()
+    fd = os.open(tmp_path, os.O_RDONLY)
+    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # the first run, still writing
+    try:
+        code = main(["plan", "--log", str(log), "--manifest", str(kept)])
+    finally:
+        os.close(fd)
+    assert code == 2
+    err = capsys.readouterr().err
+    assert f"--manifest: another replicaplan run is writing in {tmp_path}" in err
+    assert hashlib.sha256(kept.read_bytes()).hexdigest() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["hpa.yaml"]
+
+
+def test_the_locks_are_released_when_the_run_ends(tmp_path):
+    from replicaplan.interface.files import FolderLocks
+
+    outputs = {"--manifest": tmp_path / "a.yaml", "--keda": tmp_path / "b.yaml"}
+    with FolderLocks(outputs):
+        with pytest.raises(ValueError, match="--manifest: another replicaplan run"):
+            with FolderLocks(outputs):
+                pass
+    with FolderLocks(outputs):  # free again
+        pass

@@ -454,3 +454,67 @@ def test_a_parquet_log_names_its_first_bad_row(tmp_path):
         lg.read_trace(write([0.0, float("nan")], [1, 1]))
     with pytest.raises(ValueError, match=r"log.parquet, row 2: TIMESTAMP is 93 days after"):
         lg.read_trace(write([0.0, 93 * 86_400.0], [1, 1]))
+
+
+# ------------------------------------------------------------------ damaged files, one line each
+HEAD = "TIMESTAMP,ContextTokens,GeneratedTokens\n"
+
+
+def _gz(text: str) -> bytes:
+    import gzip
+
+    return gzip.compress(text.encode())
+
+
+@pytest.mark.parametrize(
+    "data, match",
+    [
+        (_gz(HEAD + "0,1,2\n" * 100)[:40], "a damaged gzip file"),  # truncated
+        (b"\x1f\x8b" + b"not gzip at all", "a damaged gzip file"),  # gzip's magic, then junk
+        ((HEAD + "0," + "7" * 200_000 + ",3\n").encode(), "not a CSV file of the expected shape"),
+        ((HEAD + "0,1," + "2" * 3_000_000).encode(), "row 2: longer than 1,048,576 characters"),
+        (("TIMESTAMP," + "9" * 3_000_000).encode(), "row 1: longer than 1,048,576 characters"),
+        (
+            b"TIMESTAMP,ContextTokens,GeneratedTokens,ContextTokens\n0,1,2,3\n",
+            "ContextTokens appear more than once",
+        ),
+    ],
+    ids=["truncated gzip", "fake gzip", "huge field", "no line break", "huge header", "twice"],
+)
+def test_a_damaged_log_is_one_error_naming_the_file(tmp_path, data, match):
+    path = tmp_path / "log.csv"
+    path.write_bytes(data)
+    with pytest.raises(ValueError, match=match) as err:
+        lg.read_trace(path)
+    assert str(path) in str(err.value)
+
+
+@pytest.mark.parametrize(
+    "data, match",
+    [
+        (_gz("minute,rate_rps\n" + "0,1.5\n" * 50)[:30], "a damaged gzip file"),
+        (("minute,rate_rps\n0," + "1" * 3_000_000).encode(), "longer than 1,048,576"),
+        (b"minute,rate_rps,minute\n0,1,0\n", "minute appear more than once"),
+    ],
+    ids=["truncated gzip", "no line break", "twice"],
+)
+def test_a_damaged_rate_series_is_one_error_naming_the_file(tmp_path, data, match):
+    path = tmp_path / "rates.csv"
+    path.write_bytes(data)
+    with pytest.raises(ValueError, match=match):
+        lg.read_rate_series(path)
+
+
+@pytest.mark.parametrize(
+    "first, unit", [("1700000000000", "milliseconds"), ("1700000000000000", "microseconds")]
+)
+def test_epoch_milliseconds_are_named_not_read_as_seconds(tmp_path, first, unit):
+    """An hour of log stamped in milliseconds since the epoch, read as seconds, would be 41
+    days; the reader names the unit it sees and what to divide by."""
+    path = tmp_path / "ms.csv"
+    path.write_text(HEAD + f"{first},10,20\n{int(first) + 1000},10,20\n")
+    with pytest.raises(ValueError, match=f"row 2: TIMESTAMP {first} looks like {unit}"):
+        lg.read_trace(path)
+    # seconds since the epoch are seconds
+    path.write_text(HEAD + "1700000000.5,10,20\n1700000060,10,20\n")
+    assert lg.read_trace(path).arrival[-1] == pytest.approx(59.5)

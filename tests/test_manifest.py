@@ -417,3 +417,15 @@ def test_a_window_that_wraps_the_week_is_active_at_its_first_minute():
     assert hpa.floor(saturday_23) == 5
     assert hpa.floor(saturday_23 + 90 * 60) == 5
     assert hpa.floor(saturday_23 + 120 * 60) == 0
+
+
+def test_every_object_says_its_namespace():
+    """``kubectl apply -f`` puts an object without metadata.namespace in the current context's
+    namespace, which may not be the Deployment's: the objects carry it."""
+    hpa = mf.hpa_manifest("llm", 30, namespace="serving")
+    keda = mf.keda_scaled_object("llm", 30, min_replicas=1, max_replicas=4, namespace="serving")
+    assert hpa["metadata"] == keda["metadata"] == {"name": "llm", "namespace": "serving"}
+    kubernetes_validate.validate(hpa, K8S, strict=True)
+    jsonschema.validate(keda, KEDA_SCHEMA)
+    with pytest.raises(ValueError, match="namespace must be a DNS-1123 label"):
+        mf.hpa_manifest("llm", 30, namespace="Serving")

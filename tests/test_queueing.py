@@ -137,6 +137,35 @@ def test_the_closed_queue_reports_times_in_the_system():
     assert residence[0] == pytest.approx(first_service)
 
 
+def test_the_closed_queue_never_holds_more_than_its_users():
+    """Each user sends again only after its answer and a think time: at every arrival, the
+    requests still in the system number fewer than the users."""
+    users = 5
+    arrival, residence = qu.simulate_closed_mm1(users, 2.0, 1.0, 3000, np.random.default_rng(4))
+    done = arrival + residence
+    in_system = [(arrival[:i] <= a) & (done[:i] > a) for i, a in enumerate(arrival)]
+    assert max(int(s.sum()) for s in in_system) <= users - 1
+    # the server is idle at the start: with a think time of 10 ms the first request, sent
+    # before a second has passed, still takes only its service time
+    arrival, residence = qu.simulate_closed_mm1(users, 2.0, 0.01, 10, np.random.default_rng(6))
+    assert arrival[0] < 1.0
+    assert residence[0] == pytest.approx(np.random.default_rng(6).exponential(0.5, 10)[0])
+
+
+def test_the_counts_are_refused_below_their_minimum():
+    rng = np.random.default_rng(0)
+    for call in (
+        lambda: qu.simulate_mm1(1.0, 2.0, 0, rng),
+        lambda: qu.measured_overload_growth(3.0, 2.0, 1, rng),
+        lambda: qu.simulate_closed_mm1(0, 2.0, 1.0, 10, rng),
+        lambda: qu.simulate_closed_mm1(2, 2.0, 1.0, 0, rng),
+        lambda: qu.interactive_throughput(0, 1.0, 1.0),
+    ):
+        with pytest.raises(ValueError):
+            call()
+    assert qu.mm1_conformance(0.5, 2.0, 1.0) == pytest.approx(1 - math.exp(-1.5))
+
+
 def test_the_closed_queue_at_its_edges():
     # one user and no think time: the server is never idle and never queued, W = service
     arrival, residence = qu.simulate_closed_mm1(1, 2.0, 0.0, 500, np.random.default_rng(1))
@@ -157,17 +186,22 @@ def test_overload_and_the_interactive_throughput_at_their_edges():
 
 
 def test_the_interactive_law_reads_the_middle_of_the_run():
-    """A run whose edges are busier than its middle: 50 arrivals in each outer tenth, 80 in
-    the middle 80 s. The law is read from the middle only: 80 arrivals over its 80.8 s (the
-    run ends at 101 s), each 1 s in the system after 0.5 s of thought."""
+    """A run from 5 s to 106 s whose arrivals thin out as it goes (the k-th at 5 + 100 (k/N)²)
+    and whose requests stay longer as it goes: the law is read from the arrivals in the
+    middle 80 % of the run only, [5 + 10.1, 106 − 10.1), counted by hand here."""
     from types import SimpleNamespace
 
-    arrival = np.r_[np.linspace(0, 9.9, 50), np.arange(10.5, 90.5, 1.0), np.linspace(91, 100, 50)]
-    end = arrival + 1.0
-    trace = SimpleNamespace(arrival=arrival, end=end, latency=end - arrival)
-    measured, predicted = qu.interactive_law(trace, 3, np.full(arrival.size, 0.5))
-    lo, hi = 0.0 + 0.1 * 101.0, 101.0 - 0.1 * 101.0
-    inside = ((arrival >= lo) & (arrival < hi)).sum()
-    assert inside == 80
-    assert measured == pytest.approx(80 / (hi - lo))
-    assert predicted == pytest.approx(3 / 1.5)
+    k = np.arange(401)
+    arrival = 5.0 + 100.0 * (k / 400) ** 2
+    latency = 0.5 + arrival / 50.0  # 0.6 s at the start, 2.6 s at the end
+    end = arrival + latency
+    think = np.full(arrival.size, 0.5)
+    trace = SimpleNamespace(arrival=arrival, end=end, latency=latency)
+    measured, predicted = qu.interactive_law(trace, 3, think)
+    t0, t1 = 5.0, float(end.max())
+    lo, hi = t0 + 0.1 * (t1 - t0), t1 - 0.1 * (t1 - t0)
+    inside = (arrival >= lo) & (arrival < hi)
+    assert measured == pytest.approx(inside.sum() / (hi - lo), rel=1e-9)
+    assert predicted == pytest.approx(3 / (latency[inside].mean() + 0.5), rel=1e-9)
+    # a wider or a narrower window reads other numbers: the window is what is tested
+    assert measured != pytest.approx(qu.interactive_law(trace, 3, think, middle=0.6)[0])

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import shlex
 from dataclasses import replace
 from pathlib import Path
 
@@ -260,3 +261,43 @@ def test_an_unreachable_cluster_is_refused_by_name(capsys, tmp_path):
     assert main([*args, "--manifest", str(tmp_path / "h.yaml")]) == 2
     assert "--dask: cannot reach the scheduler at tcp://127.0.0.1:1" in capsys.readouterr().err
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("trace", ["conv_sample.csv", "code_sample.csv"])
+def test_the_answer_on_both_azure_traces_is_one_vllm_starts(trace, capsys):
+    """The default grid's budgets and batches on each Azure trace: every candidate vLLM would
+    refuse is refused with its reason, the answer is one it starts, and the printed command,
+    the KEDA query and the plan agree on the model's name, the namespace and the GPUs."""
+    from replicaplan.planner.server import vllm_refusal
+
+    log = SAMPLE_LOG.with_name(trace)
+    args = ["search", "--log", str(log), "--model", "llama-3-8b", "--gpu-grid", "l40s"]
+    args += ["--gpus-grid", "1,2", "--batch-grid", "128", "--budget-grid", "2048,8192"]
+    args += ["--served-model", "meta-llama/Meta-Llama-3-8B-Instruct", "--namespace", "serving"]
+    assert main([*args, "--json"]) == 0
+    got = json.loads(capsys.readouterr().out)
+    context = int(
+        shlex.split(got["server_command"])[
+            shlex.split(got["server_command"]).index("--max-model-len") + 1
+        ]
+    )
+    for row in got["candidates"]:
+        refusal = vllm_refusal(
+            row["batch"], row["token_budget"], row["prefill"] == "chunked", context
+        )
+        if refusal:
+            assert row["status"] == "does not fit" and row["reason"] == refusal
+    best = got["best"]
+    assert (
+        vllm_refusal(best["batch"], best["token_budget"], best["prefill"] == "chunked", context)
+        is None
+    )
+    argv = shlex.split(got["server_command"])
+    flags = dict(zip(argv[3::2], argv[4::2], strict=False))
+    assert flags["--tensor-parallel-size"] == str(best["gpus"])
+    assert flags["--max-num-seqs"] == str(best["batch"])
+    assert flags["--max-num-batched-tokens"] == str(best["token_budget"])
+    query = got["plan"]["keda"]["spec"]["triggers"][0]["metadata"]["query"]
+    assert f'model_name="{flags["--served-model-name"]}"' in query
+    assert 'namespace="serving"' in query

@@ -5,7 +5,8 @@ operators kept here, one small change at a time (a comparison turned strict or l
 * for /, a number off by one, and for or, True for False, a ``not`` dropped, break for continue),
 runs the module's own test files against it, and records whether a test failed (killed) or
 not (survived). The score printed is killed / (mutants − the equivalent ones listed in
-``tools/mutation-equivalents.toml``: changes no test can see, each with its reason).
+``tools/mutation-equivalents.toml``: changes no test can see, each with its reason), and every
+other survivor is listed with its line.
 
     python tools/mutation.py                       # every module below (tens of minutes)
     python tools/mutation.py serving/queueing.py   # one module
@@ -70,8 +71,9 @@ def _excluded() -> list[str]:
 def _config(module: str, tests: list[str]) -> Path:
     name = module.replace("/", "_").removesuffix(".py")
     config = OUT / f"{name}.toml"
-    command = f"{sys.executable} -m pytest -x -q -p no:cacheprovider -p no:randomly " + " ".join(
-        tests
+    # the module's doctests too, as `make test` runs them
+    command = f"{sys.executable} -m pytest -x -q -p no:cacheprovider " + " ".join(
+        [*tests, "--doctest-modules", f"src/replicaplan/{module}"]
     )
     lines = [
         "[cosmic-ray]",
@@ -95,6 +97,11 @@ def _equivalents() -> dict:
     return tomllib.loads(path.read_text()) if path.exists() else {}
 
 
+def _print_survivors(report: dict) -> None:
+    for operator, text, row, col in report["survived"]:
+        print(f"  {report['module']}:{row}:{col} {operator.removeprefix('core/')}: {text}")
+
+
 def run(module: str, tests: list[str]) -> dict:
     OUT.mkdir(parents=True, exist_ok=True)
     config = _config(module, tests)
@@ -109,23 +116,24 @@ def run(module: str, tests: list[str]) -> dict:
     dump = subprocess.run(
         [cr, "dump", str(session)], capture_output=True, text=True, check=True, cwd=ROOT
     )
+    source = (ROOT / "src" / "replicaplan" / module).read_text().splitlines()
     killed, survived = 0, []
     for line in dump.stdout.splitlines():
         job, result = json.loads(line)
-        if result is None:
+        if result is None or result["worker_outcome"] == "skipped":
             continue
         mutation = job["mutations"][0]
-        where = (mutation["operator_name"], mutation["occurrence"])
+        row, col = mutation["start_pos"]
+        where = (mutation["operator_name"], source[row - 1].strip(), row, col)
         if result["test_outcome"] == "killed" or result["worker_outcome"] == "exception":
             killed += 1
-        elif result["worker_outcome"] != "skipped":
+        else:
             survived.append(where)
-    known = {
-        (e["operator"], e["occurrence"])
-        for e in _equivalents().get(module, {}).get("equivalent", [])
-    }
-    equivalent = [s for s in survived if s in known]
-    live = [s for s in survived if s not in known]
+    # an equivalent mutant is named by its operator and the text of its line (stable while the
+    # line is), with the reason no test can see it
+    known = {(e["operator"], e["line"]) for e in _equivalents().get(module, [])}
+    equivalent = [s for s in survived if s[:2] in known]
+    live = [s for s in survived if s[:2] not in known]
     total = killed + len(survived)
     score = killed / max(total - len(equivalent), 1)
     report = {
@@ -154,6 +162,9 @@ def main(argv=None) -> int:
             f"{r['module']:28} {r['mutants']:8} {r['killed']:7} {r['equivalent']:7} "
             f"{r['score']:7.1%}"
         )
+    print("survivors (not listed as equivalent):")
+    for r in rows:
+        _print_survivors(r)
     return 0
 
 

@@ -110,6 +110,7 @@ def hpa_manifest(
     down: Rules | None = None,
     metric_name: str = "requests_in_flight",
     deployment: str | None = None,
+    namespace: str | None = None,
 ) -> dict:
     """The ``autoscaling/v2`` HorizontalPodAutoscaler holding ``target`` of ``metric_name`` per
     pod (L* requests in flight, or the tokens of KV cache the plan targets when L* is too small
@@ -119,6 +120,8 @@ def hpa_manifest(
     ``default_down``), written out so that the manifest says what it does.
     """
     check_names(name, metric_name, deployment)
+    if namespace is not None:
+        names.check_namespace("namespace", namespace)
     target = _check.positive("target", target)
     min_replicas = _check.integer("min_replicas", min_replicas, minimum=1)
     max_replicas = _check.integer("max_replicas", max_replicas, minimum=1)
@@ -131,7 +134,7 @@ def hpa_manifest(
     return {
         "apiVersion": "autoscaling/v2",
         "kind": "HorizontalPodAutoscaler",
-        "metadata": {"name": name},
+        "metadata": {"name": name} | ({"namespace": namespace} if namespace else {}),
         "spec": {
             "scaleTargetRef": {
                 "apiVersion": "apps/v1",
@@ -266,6 +269,7 @@ def keda_scaled_object(
     lead_min: int = 0,
     timezone: str = "Etc/UTC",
     deployment: str | None = None,
+    namespace: str | None = None,
     fallback_replicas: int | None = None,
     query: str | None = None,
 ) -> dict:
@@ -295,6 +299,7 @@ def keda_scaled_object(
         down=down,
         metric_name=metric_name,
         deployment=deployment,
+        namespace=namespace,
     )
     spec = hpa["spec"]
     check_prometheus(prometheus)
@@ -350,7 +355,7 @@ def keda_scaled_object(
     obj = {
         "apiVersion": "keda.sh/v1alpha1",
         "kind": "ScaledObject",
-        "metadata": {"name": name},
+        "metadata": {"name": name} | ({"namespace": namespace} if namespace else {}),
         "spec": {
             "scaleTargetRef": {"name": spec["scaleTargetRef"]["name"]},
             "minReplicaCount": spec["minReplicas"],

@@ -46,20 +46,35 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGALRM)
+"""Ctrl-C, a kill, and the alarm that repeats either until the command has stopped."""
+
+
 class Terminated(BaseException):
     """SIGTERM (a ``kill``, a container stopped), raised where the program is so that the staged
     outputs are removed as on Ctrl-C; a BaseException, so no ``except Exception`` keeps it."""
 
 
 _MAIN_PID = os.getpid()
+_STOP: list = []
+"""The exception a signal asked for (KeyboardInterrupt or Terminated), once one has come."""
+AGAIN_S = 1.0
+"""How often the stop is raised again until the command ends: an exception raised while a
+destructor or a finalizer runs is printed and dropped by Python, and the run would go on as if
+never asked to stop (seen: a search that kept running for minutes after one Ctrl-C, under
+load, in the test that sends it)."""
 
 
-def _terminate(signum, frame):
-    if os.getpid() != _MAIN_PID:  # a forked worker (a pool's): die as SIGTERM would have it
+def _stop(signum, frame):
+    if os.getpid() != _MAIN_PID:  # a forked worker (a pool's): die as the signal would have it
         signal.signal(signum, signal.SIG_DFL)
         os.kill(os.getpid(), signum)
         return
-    raise Terminated
+    if signum != signal.SIGALRM:
+        _STOP[:] = [KeyboardInterrupt if signum == signal.SIGINT else Terminated]
+        signal.setitimer(signal.ITIMER_REAL, AGAIN_S, AGAIN_S)
+    if _STOP:
+        raise _STOP[0]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -69,20 +84,25 @@ def main(argv: list[str] | None = None) -> int:
         return int(stop.code or 0)
     global _MAIN_PID
     _MAIN_PID = os.getpid()
-    previous = signal.signal(signal.SIGTERM, _terminate)
+    _STOP.clear()
+    previous = {s: signal.signal(s, _stop) for s in STOP_SIGNALS}
     try:
         result = args.run(args)
     except ValueError as err:
         print(f"replicaplan {args.command}: error: {err}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:  # every output is staged, so an interrupt leaves nothing behind
+        signal.setitimer(signal.ITIMER_REAL, 0)
         print(f"\nreplicaplan {args.command}: interrupted; nothing written", file=sys.stderr)
         return 130
     except Terminated:
+        signal.setitimer(signal.ITIMER_REAL, 0)
         print(f"\nreplicaplan {args.command}: terminated; nothing written", file=sys.stderr)
         return 143
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        for s, handler in previous.items():
+            signal.signal(s, handler)
     text, status = result if isinstance(result, tuple) else (result, 0)
     print(text)
     return status

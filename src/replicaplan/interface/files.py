@@ -17,8 +17,12 @@ from __future__ import annotations
 import fcntl
 import os
 import shutil
+import signal
 import tempfile
 from pathlib import Path
+
+HELD_SIGNALS = {signal.SIGINT, signal.SIGTERM, signal.SIGALRM}
+"""The signals that wait while ``Staging`` renames its outputs into place or removes them."""
 
 
 def _umask() -> int:
@@ -97,11 +101,17 @@ class Staging:
         return self
 
     def __exit__(self, kind, value, tb) -> None:
+        # no signal between the first rename and the last, or in the middle of the clean-up:
+        # every target ends as the new output or as it was (a signal waits, then acts)
+        held = signal.pthread_sigmask(signal.SIG_BLOCK, HELD_SIGNALS)
         try:
             if kind is None:
                 self.commit()
         finally:
-            self.discard()  # what is left: everything after an error, nothing after a commit
+            try:
+                self.discard()  # what is left: everything after an error, nothing after a commit
+            finally:
+                signal.pthread_sigmask(signal.SIG_SETMASK, held)
 
 
 class FolderLocks:

@@ -298,7 +298,14 @@ def plan(
         "rules": [engines.adapter_rule(eng, scaling.signal, metric_name, model.kv_capacity_tokens)]
     }
     # the same target, bounds and behavior in both manifests
-    shared = dict(min_replicas=low, max_replicas=high, up=up, down=down, metric_name=metric_name)
+    shared = dict(
+        min_replicas=low,
+        max_replicas=high,
+        up=up,
+        down=down,
+        metric_name=metric_name,
+        namespace=namespace,  # every object says where it goes (kubectl apply -f, no -n)
+    )
     hpa = hpa_manifest(name, scaling.target, **shared)
     scheduled = table if table is not None and best.policy.forecast else None
     keda = keda_scaled_object(

@@ -38,6 +38,7 @@ from replicaplan.planner.grid import (
 )
 from replicaplan.planner.operating import bill_by_phase, operating_point, phase_seconds_at
 from replicaplan.planner.replay import default_short_budget, recommend, replay
+from replicaplan.planner.server import max_model_len, vllm_refusal
 from replicaplan.serving.catalogue import GPUS, MODELS, ModelShape, replica_hour_price
 from replicaplan.serving.replica import ReplicaModel
 from replicaplan.simulation.capacity import QUOTA, TPOT_SLO_S, TTFT_SLO_S
@@ -184,11 +185,24 @@ def p99_request_tokens(lengths) -> float:
 
 
 def evaluate(
-    candidate: Candidate, model, lengths, rate, settings: Settings, p99: float | None = None
+    candidate: Candidate,
+    model,
+    lengths,
+    rate,
+    settings: Settings,
+    p99: float | None = None,
+    context: int | None = None,
 ) -> Outcome:
     """Screen one candidate on ``lengths`` (a log or a mix) and per-minute ``rate``; ``p99``
-    is ``p99_request_tokens(lengths)``, computed here unless given (``search`` computes it once
-    for all its candidates)."""
+    is ``p99_request_tokens(lengths)`` and ``context`` ``server.max_model_len(lengths)``,
+    computed here unless given (``search`` computes them once for all its candidates). A
+    configuration the engine would refuse to start is refused first, with its reason."""
+    shape = MODELS[model] if isinstance(model, str) else model
+    if context is None:
+        context = max_model_len(lengths, shape.max_context)
+    refusal = vllm_refusal(candidate.batch, candidate.token_budget, candidate.chunked, context)
+    if refusal:
+        return Outcome(candidate, "does not fit", refusal)
     shape = MODELS[model] if isinstance(model, str) else model
     if shape.kv_heads % candidate.gpus:
         return Outcome(
@@ -278,6 +292,9 @@ class SearchResult:
     """The cheapest that keeps the promises within the budget; None if none does."""
     budget: float
     why: str
+    context: int = 0
+    """The ``max_model_len`` the servers are started with: the log's longest request
+    (``server.max_model_len``)."""
 
 
 def _evaluate_args(args):
@@ -314,7 +331,9 @@ def search(
     if not rate.any():
         raise ValueError("traffic holds no requests")
     p99 = p99_request_tokens(lengths)
-    work = [(c, model, lengths, rate, settings, p99) for c in candidates]
+    shape = MODELS[model] if isinstance(model, str) else model
+    context = max_model_len(lengths, shape.max_context)
+    work = [(c, model, lengths, rate, settings, p99, context) for c in candidates]
     outcomes = _run(work, jobs, dask, progress)
     front = {id(o) for o in pareto_front(outcomes)}
     outcomes = [replace(o, pareto=id(o) in front) for o in outcomes]
@@ -334,7 +353,7 @@ def search(
                 "--short-budget, or add larger GPUs"
             ),
         )
-    return SearchResult(outcomes, best, budget, why)
+    return SearchResult(outcomes, best, budget, why, context)
 
 
 def _run(work, jobs, dask, progress) -> list[Outcome]:

@@ -65,6 +65,11 @@ class ModelShape:
     dtype: str = "bf16"
     """The weights' type: "bf16" (or "fp16") at 2 bytes, "fp8" at 1 (its matrix products on the
     GPU's FP8 tensor cores where it has them, weight-only otherwise)."""
+    repo: str | None = None
+    """The model's Hugging Face repository, the name ``vllm serve`` loads (None when unknown)."""
+    max_context: int | None = None
+    """The longest sequence it was trained for (``max_position_embeddings``), the most a
+    server's ``max_model_len`` may be; None when unknown."""
 
     def __post_init__(self):
         if self.dtype not in DTYPE_BYTES:
@@ -135,16 +140,71 @@ class GPU:
 MODELS = {
     # Meta's Llama 3 model card: 8B has 32 layers, hidden 4096, 8 KV heads of 128; 70B has 80
     # layers, hidden 8192, 8 KV heads of 128 (grouped-query attention)
-    "llama-3-8b": ModelShape("Llama-3-8B", 8.03e9, 32, 8, 128, 4096),
-    "llama-3-70b": ModelShape("Llama-3-70B", 70.6e9, 80, 8, 128, 8192),
+    "llama-3-8b": ModelShape(
+        "Llama-3-8B",
+        8.03e9,
+        32,
+        8,
+        128,
+        4096,
+        repo="meta-llama/Meta-Llama-3-8B-Instruct",
+        max_context=8192,
+    ),
+    "llama-3-70b": ModelShape(
+        "Llama-3-70B",
+        70.6e9,
+        80,
+        8,
+        128,
+        8192,
+        repo="meta-llama/Meta-Llama-3-70B-Instruct",
+        max_context=8192,
+    ),
     # Llama 3.1 8B and Llama 3.3 70B keep the shapes of Llama 3 (their model cards: the same
-    # layers, widths and grouped-query heads; a longer context only)
-    "llama-3.1-8b": ModelShape("Llama-3.1-8B", 8.03e9, 32, 8, 128, 4096),
-    "llama-3.3-70b": ModelShape("Llama-3.3-70B", 70.6e9, 80, 8, 128, 8192),
+    # layers, widths and grouped-query heads; a longer context only: 128K tokens, 131,072 in
+    # their config.json's max_position_embeddings, against Llama 3's 8,192 and Llama 2's 4,096)
+    "llama-3.1-8b": ModelShape(
+        "Llama-3.1-8B",
+        8.03e9,
+        32,
+        8,
+        128,
+        4096,
+        repo="meta-llama/Llama-3.1-8B-Instruct",
+        max_context=131072,
+    ),
+    "llama-3.3-70b": ModelShape(
+        "Llama-3.3-70B",
+        70.6e9,
+        80,
+        8,
+        128,
+        8192,
+        repo="meta-llama/Llama-3.3-70B-Instruct",
+        max_context=131072,
+    ),
     # Llama 2's config.json: 7B has 32 layers, hidden 4096 and 32 KV heads of 128 (no grouped
     # queries); 13B has 40 layers, hidden 5120, 40 KV heads of 128
-    "llama-2-7b": ModelShape("Llama-2-7B", 6.74e9, 32, 32, 128, 4096),
-    "llama-2-13b": ModelShape("Llama-2-13B", 13.0e9, 40, 40, 128, 5120),
+    "llama-2-7b": ModelShape(
+        "Llama-2-7B",
+        6.74e9,
+        32,
+        32,
+        128,
+        4096,
+        repo="meta-llama/Llama-2-7b-chat-hf",
+        max_context=4096,
+    ),
+    "llama-2-13b": ModelShape(
+        "Llama-2-13B",
+        13.0e9,
+        40,
+        40,
+        128,
+        5120,
+        repo="meta-llama/Llama-2-13b-chat-hf",
+        max_context=4096,
+    ),
     "example-8b": ModelShape(
         "the running example's 8 B model",
         EXAMPLE.params,

@@ -20,11 +20,13 @@ log into the per-minute traffic of a day and the length mix of a capacity sweep.
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import gzip
 import itertools
 import math
 import re
+import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -315,6 +317,16 @@ def read_trace(path, *, progress=None) -> TraceFile:
         if progress is not None:
             progress(1.0)
         return trace
+    with _damage_named(path), _open_text(path) as f:  # the header, before any fast reader
+        rows = csv.reader(_bounded_lines(f, path))
+        try:
+            header = next(rows, [])
+            first = next(rows, None)
+        except UnicodeDecodeError as err:
+            raise _not_utf8(path, err) from None
+        (stamp_col, *_) = _column_indices(path, header, TRACE_COLUMNS)
+    if first is not None and len(first) > stamp_col:
+        _check_epoch_unit(path, first[stamp_col])
     fast = _read_with_arrow(path)
     if fast is not None:
         if progress is not None:
@@ -324,9 +336,9 @@ def read_trace(path, *, progress=None) -> TraceFile:
     times, prompts, outputs = [], [], []
     first_row = 2  # row 1 is the header
     previous = first_stamp = origin = None
-    with _open_text(path) as f:
+    with _damage_named(path), _open_text(path) as f:
         raw = getattr(f.buffer, "fileobj", f.buffer)  # the compressed bytes of a gzip log
-        reader = csv.reader(f)
+        reader = csv.reader(_bounded_lines(f, path))
         try:
             header = next(reader, [])
         except UnicodeDecodeError as err:
@@ -576,7 +588,65 @@ def _column_indices(path, header: list[str], expected) -> list[int]:
         raise ValueError(
             f"{path}: missing column(s) {', '.join(missing)}; expected {', '.join(expected)}"
         )
+    twice = [c for c in expected if header.count(c) > 1]
+    if twice:  # which of the two holds the data is a guess the planner does not make
+        raise ValueError(f"{path}: column(s) {', '.join(twice)} appear more than once")
     return [header.index(c) for c in expected]
+
+
+EPOCH_UNITS = ((1e17, "nanoseconds", 1e9), (1e14, "microseconds", 1e6), (1e11, "milliseconds", 1e3))
+"""Numeric timestamps this large are not seconds: 10¹¹ s is the year 5138. (threshold, unit,
+per second), the largest first."""
+
+
+def _check_epoch_unit(path, stamp: str) -> None:
+    """Refuse a numeric TIMESTAMP that counts milliseconds (or micro-, nanoseconds) since the
+    epoch: read as seconds, an hour of log would be planned as 41 days."""
+    try:
+        value = float(stamp)
+    except ValueError:
+        return  # a date-time, or an error the reader names with its row
+    for threshold, unit, per_second in EPOCH_UNITS:
+        if abs(value) >= threshold:
+            raise ValueError(
+                f"{path}, row 2: TIMESTAMP {stamp.strip()} looks like {unit} since the epoch "
+                f"({value / per_second:,.0f} s); the log's numeric timestamps are seconds: "
+                f"divide them by {per_second:,.0f}"
+            )
+
+
+MAX_LINE_CHARS = 1 << 20
+"""The longest row a log or a series may have (1 MiB): a row holds a time and two numbers, so a
+longer one is not a log (a file with no line break is refused when its first MiB is read, not
+after reading gigabytes into memory)."""
+
+
+def _bounded_lines(f, path):
+    """The lines of ``f`` for the csv module, each at most ``MAX_LINE_CHARS`` long."""
+    row = 0
+    while True:
+        line = f.readline(MAX_LINE_CHARS + 1)
+        if not line:
+            return
+        row += 1
+        if len(line) > MAX_LINE_CHARS:
+            raise ValueError(
+                f"{path}, row {row}: longer than {MAX_LINE_CHARS:,} characters; a row of a "
+                "request log holds a time and two lengths (is this the right file?)"
+            )
+        yield line
+
+
+@contextlib.contextmanager
+def _damage_named(path):
+    """A damaged file (a truncated or corrupt gzip stream, a CSV field past the csv module's
+    limit) as one ValueError naming the file, not a traceback."""
+    try:
+        yield
+    except (EOFError, gzip.BadGzipFile, zlib.error) as err:
+        raise ValueError(f"{path}: a damaged gzip file ({err})") from None
+    except csv.Error as err:
+        raise ValueError(f"{path}: not a CSV file of the expected shape ({err})") from None
 
 
 def _out_of_order(path, row_no: int, stamp: str) -> str:
@@ -721,8 +791,8 @@ def read_rate_series(path) -> np.ndarray:
     """
     path = Path(path)
     rates = []
-    with _open_text(path) as f:
-        reader = csv.reader(f)
+    with _damage_named(path), _open_text(path) as f:
+        reader = csv.reader(_bounded_lines(f, path))
         try:
             header = [h.strip() for h in next(reader, [])]
             i_min, i_rate = _column_indices(path, header, RATE_COLUMNS)

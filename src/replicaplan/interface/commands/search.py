@@ -231,13 +231,33 @@ def _run(args: argparse.Namespace, outputs: dict):
         (folder / "search.md").write_text(search_report.markdown(result), encoding="utf-8")
 
     written = fleet.write(args, p, outputs, extra=add_search)
+    command = server_command(args, shape, best.candidate, result.context)
     if args.json:
         plan_json = fleet.plan_json(args, p, log)
-        return json.dumps({**search_report.summary(result), "plan": plan_json}, indent=2)
+        summary = search_report.summary(result)
+        return json.dumps({**summary, "server_command": command, "plan": plan_json}, indent=2)
     name = Path(args.log or args.rates).name
     return (
         search_report.text(result)
+        + f"\n\nserve it with:\n  {command}"
         + "\n\nits plan:\n"
         + plan_text(p, log=name)
         + fleet.written(written)
+    )
+
+
+def server_command(args: argparse.Namespace, shape, candidate, context: int) -> str:
+    """The ``vllm serve`` line of the answer, under the name the plan's queries select."""
+    from replicaplan.planner.server import vllm_command
+    from replicaplan.serving.replica import MEMORY_UTILIZATION
+
+    return vllm_command(
+        shape.repo or shape.name,
+        args.served_model or args.name,
+        gpus=candidate.gpus,
+        batch=candidate.batch,
+        token_budget=candidate.token_budget,
+        chunked=candidate.chunked,
+        context=context,
+        memory_utilization=MEMORY_UTILIZATION,
     )
