@@ -82,3 +82,23 @@ def test_scale_to_zero_is_worth_any_saving():
     out = rs.scale_to_zero(idle_s=481, startup_s=480, price_per_replica_hour=2.0)
     assert out["saved_eur"] == pytest.approx(2.0 / 3600)
     assert out["worth_it"]
+
+
+def test_the_steepest_ramp_of_a_log_by_hand():
+    """A log that climbs 1 req/s a minute for 20 minutes: over any 8 minutes it rises 8 req/s,
+    a slope of 8/480 req/s², so 8 minutes of start-up need ⌈8/(0.8 · 8)⌉ = ⌈1.25⌉ = 2 spares;
+    with 3 minutes, ⌈3/6.4⌉ = 1."""
+    rate = np.r_[np.full(5, 10.0), 10.0 + np.arange(1, 21), np.full(5, 30.0)]
+    assert rs.steepest_ramp_reserve(rate, 8.0, 0.8, 8) == 2
+    assert rs.steepest_ramp_reserve(rate, 8.0, 0.8, 3) == 1
+    assert rs.steepest_ramp_reserve(rate, 8.0, 0.8, 0) == 0  # no start-up, no ramp to cover
+    # a log no longer than the start-up has no window to measure: none; one minute longer has
+    assert rs.steepest_ramp_reserve(np.arange(8.0) * 10, 8.0, 0.8, 8) == 0
+    assert rs.steepest_ramp_reserve(np.arange(9.0) * 10, 8.0, 0.8, 8) == 13  # ⌈80/6.4⌉
+    assert rs.spares_for(rate, 8.0, 0.8, 8) == 2  # the step of 1 req/s needs only 1
+
+
+def test_scale_to_zero_saves_nothing_when_the_silence_is_shorter_than_the_start_up():
+    out = rs.scale_to_zero(idle_s=300, startup_s=480, price_per_replica_hour=2.0)
+    assert out["saved_eur"] == 0.0 and not out["worth_it"]
+    assert out["first_ttft_penalty_s"] == 480
