@@ -671,3 +671,15 @@ def test_sigterm_on_a_running_search_exits_143_and_leaves_nothing(tmp_path):
     assert lines[-1] == "replicaplan search: terminated; nothing written"
     assert "Traceback" not in rest.decode()
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.slow
+def test_without_served_model_the_plan_says_what_its_queries_select(capsys, tmp_path):
+    args = ["plan", "--log", str(SAMPLE_LOG), "--keda", str(tmp_path / "k.yaml")]
+    assert main(args) == 0
+    err = capsys.readouterr().err
+    assert 'the queries select model_name="llm" (--name)' in err
+    assert 'model_name="llm"' in (tmp_path / "k.yaml").read_text()
+    served = ["--served-model", "meta-llama/Meta-Llama-3-8B-Instruct"]
+    assert main([*args[:-1], str(tmp_path / "k2.yaml"), *served]) == 0
+    assert "note:" not in capsys.readouterr().err

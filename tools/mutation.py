@@ -61,11 +61,7 @@ def _excluded() -> list[str]:
     import re
 
     kept = [re.compile(p + "$") for p in KEPT]
-    return [
-        "^" + re.escape(op) + "$"
-        for op in _operators()
-        if not any(k.match(op) for k in kept)
-    ]
+    return ["^" + re.escape(op) + "$" for op in _operators() if not any(k.match(op) for k in kept)]
 
 
 def _config(module: str, tests: list[str]) -> Path:

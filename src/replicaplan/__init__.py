@@ -7,7 +7,8 @@ layer and the layers below it (``make test`` checks this with import-linter, see
 8 interface    cli, commands, options, files, report, plan_report, search_report, plots:
                what a person types and reads (the command, its flags, text, figures)
 7 planner      operating, calibration, reserve, schedule, behavior, replay, plan, grid,
-               search, signals: a reader's own traffic turned into a plan and its manifests
+               search, server, signals: a reader's own traffic turned into a plan, its
+               manifests and the server's command
 6 economics    cost, spot: the cost per token, a day priced, spot capacity
 5 simulation   fleet, control, day, capacity, published, benchfit: fleets over time, the
                day, the capacity sweep, the published measurements, a benchmark fitted

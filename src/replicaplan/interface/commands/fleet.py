@@ -423,5 +423,17 @@ def plan_json(args: argparse.Namespace, p, log) -> dict:
     return summary(p, log=str(Path(args.log or args.rates)), **requests)
 
 
+def served_model_note(args: argparse.Namespace) -> None:
+    """Without --served-model the queries select the engine's series labelled with --name, which
+    a server started with its default name (the model's path) never carries: say so."""
+    if args.served_model is None and (args.keda or args.adapter or args.manifest):
+        print(
+            f'note: the queries select model_name="{args.name}" (--name); vLLM labels its '
+            "series with its --served-model-name, by default the model's path: give "
+            f"--served-model, or start the engine with --served-model-name {args.name}",
+            file=sys.stderr,
+        )
+
+
 def written(paths) -> str:
     return "".join(f"\n(written to {w})" for w in paths)

@@ -86,7 +86,9 @@ def run(args: argparse.Namespace) -> str:
 
     outputs = fleet.checked_inputs(args)
     with FolderLocks(outputs):  # one run at a time writes into a folder
-        return _run(args, outputs)
+        result = _run(args, outputs)
+    fleet.served_model_note(args)  # once the objects are written, beside them
+    return result
 
 
 def _run(args: argparse.Namespace, outputs: dict) -> str:
