@@ -74,13 +74,6 @@ def test_kpa_runs_and_reacts_to_the_step():
     assert run.ready[3600 + 600] > run.ready[3500]
 
 
-def test_reproducible():
-    rate = np.full(1800, 30.0)
-    a = simulate_fleet(rate, HPAOn({"concurrency": L_STAR}), seed=3)
-    b = simulate_fleet(rate, HPAOn({"concurrency": L_STAR}), seed=3)
-    assert np.array_equal(a.paid, b.paid) and np.array_equal(a.in_flight, b.in_flight)
-
-
 def test_paid_counts_starting_replicas():
     rate = np.r_[np.full(300, 10.0), np.full(900, 60.0)]
     run = simulate_fleet(rate, HPAOn({"concurrency": L_STAR}), startup_s=300)

@@ -128,12 +128,6 @@ def test_more_capacity_never_pays_more(random_days, kwargs):
         assert all(a >= b for a, b in zip(hours, hours[1:], strict=False)), hours
 
 
-def test_reproducible():
-    a, b = policy_table(), policy_table()
-    for (_, x), (_, y) in zip(a, b, strict=True):
-        assert np.array_equal(x.paid, y.paid) and x.summary() == y.summary()
-
-
 @pytest.mark.parametrize(
     "kwargs, name",
     [

@@ -1,4 +1,5 @@
-"""The operating point of one replica on a log's own length mix."""
+"""A plan of a reader's own fleet, end to end (planner/plan.py): its replays read back from
+its YAML, its bounds, its prices, its signals."""
 
 import math
 from dataclasses import replace
@@ -10,119 +11,13 @@ import yaml
 
 from replicaplan.autoscalers import manifest
 from replicaplan.planner import plan
-from replicaplan.planner import schedule as schedule_mod
-from replicaplan.serving.engine import simulate_open
 from replicaplan.serving.fluid import replicas_needed
 from replicaplan.serving.replica import ReplicaModel
-from replicaplan.simulation import capacity
 from replicaplan.traffic import loadgen as lg
 from replicaplan.traffic.synthetic import noisy_days
 
 SAMPLE = Path(__file__).resolve().parents[1] / "data" / "azure-llm-inference-2023"
 PRICE = {"price_per_replica_hour": 2.0, "tokens_per_request": 200.0}
-
-
-@pytest.fixture(scope="module")
-def sample():
-    return lg.read_trace(SAMPLE / "conv_sample.csv")
-
-
-@pytest.fixture(scope="module")
-def point(sample):
-    return plan.operating_point(sample)
-
-
-def test_mu_star_on_the_sample_matches_the_full_traces_mix(point):
-    """The vendored sample (every 6th request) and the full trace's mix give the same μ*."""
-    grid = np.round(np.arange(6.0, 11.01, 0.5), 2)
-    full = capacity.replica_sweep(grid).require_mu_star()
-    assert point.mu_star == pytest.approx(full, rel=0.05)
-    assert point.mu_star_stderr is not None and point.mu_star_stderr < 0.05 * point.mu_star
-
-
-def test_the_target_follows_littles_law_at_the_operating_rate(point):
-    assert point.rate == pytest.approx(0.8 * point.mu_star)
-    # W̄ at 80 % of μ* lies between an idle replica's answer time and the promises' reach
-    idle = plan.ReplicaModel().prefill_s(point.mean_prompt) + point.mean_output * float(
-        plan.ReplicaModel().tpot(1)
-    )
-    assert idle < point.residence_s < 1.0 + point.mean_output * capacity.TPOT_SLO_S
-
-
-def test_l_star_is_what_a_replica_holds_at_the_operating_rate(sample, point):
-    """Measured, not restated: run the replica at ρ*μ* on the sample's mix and count, at a
-    thousand instants, the requests that have arrived and not yet finished. Their mean is the
-    concurrency the HPA will see, and it must be the L* the plan targets."""
-    rng = np.random.default_rng(11)
-    n = 6000
-    prompt, output = sample.length_mix().sample(n, rng)
-    run = simulate_open(ReplicaModel(), lg.poisson_arrivals(point.rate, n, rng), prompt, output)
-    lo, hi = run.arrival[n // 10], run.arrival[-n // 10]
-    instants = np.linspace(lo, hi, 1000)
-    inside = [int(np.sum((run.arrival <= s) & (run.end > s))) for s in instants]
-    assert np.mean(inside) == pytest.approx(point.concurrency_target, rel=0.1)
-
-
-@pytest.mark.slow
-def test_stricter_promises_lower_capacity_and_a_lower_target_lowers_l_star(sample, point):
-    strict = plan.operating_point(sample, tpot_slo_s=0.8 * capacity.TPOT_SLO_S)
-    assert strict.mu_star < point.mu_star
-    gentle = plan.operating_point(sample, target_utilization=0.5)
-    assert gentle.mu_star == point.mu_star  # the same sweep: capacity does not depend on ρ*
-    assert gentle.concurrency_target < point.concurrency_target
-
-
-@pytest.mark.slow
-def test_reproducible_bit_for_bit(sample, point):
-    again = plan.operating_point(sample)
-    assert again == point
-
-
-def test_promises_no_load_can_meet_are_refused(sample):
-    with pytest.raises(ValueError, match="tpot_slo_s=0.001.*no load meets them"):
-        plan.operating_point(sample, tpot_slo_s=0.001)
-    with pytest.raises(ValueError, match="trace"):
-        plan.operating_point("conv_sample.csv")
-    with pytest.raises(ValueError, match="target_utilization"):
-        plan.operating_point(sample, target_utilization=1.5)
-
-
-def test_replay_of_a_step_by_hand():
-    """2 req/s for an hour, 10 for half an hour, 2 again; μ* = 8, ρ* = 0.8 (6.4 req/s each)."""
-    rate = np.r_[np.full(60, 2.0), np.full(30, 10.0), np.full(30, 2.0)]
-    always, chase, spares = plan.replay(
-        rate, 8.0, startup_min=8, price_per_replica_hour=2.0, tokens_per_request=211.5
-    )
-    assert always.result.paid_hours == pytest.approx(2 * 2.0)  # ⌈10/6.4⌉ = 2 replicas, 2 h
-    assert always.result.uncovered_minutes == 0
-    assert chase.result.uncovered_minutes == 8  # the step waits one start-up
-    assert plan.largest_step_reserve(rate, 8.0, 0.8) == 2  # ⌈8/6.4⌉
-    assert spares.result.uncovered_minutes == 0
-    served = (60 * 2 + 30 * 10 + 30 * 2) * 60  # every request finds room in the always-on fleet
-    tokens = served * 211.5  # the log's own mean answer, not the running example's
-    assert always.priced.per_million == pytest.approx(4.0 * 2.0 / tokens * 1e6)
-    # chase: one replica of μ* = 8 req/s meets 10 req/s for 8 minutes, 2 × 8 of 480 req/s-min
-    assert chase.result.excess_fraction == pytest.approx(2 * 8 / (60 * 2 + 30 * 10 + 30 * 2))
-    best, why = plan.recommend([always, chase, spares])  # 3.3 % beyond capacity is over 1 %
-    assert best is always and "at most 1.00% of requests" in why  # cheaper than spares all along
-    best, why = plan.recommend([always, chase, spares], short_budget=0)
-    assert best is always and "no minute uncovered" in why
-    best, why = plan.recommend([always, chase, spares], short_budget=0.04)
-    assert best is chase and "at most 4.00%" in why
-    assert plan.default_short_budget(0.9) == pytest.approx(0.01)
-    assert plan.default_short_budget(0.99) == pytest.approx(0.001)
-    with pytest.raises(ValueError, match="short_budget"):
-        plan.recommend([always], short_budget=1.0)
-
-
-def test_recommend_when_nothing_covers():
-    rate = np.r_[np.full(10, 1.0), np.full(10, 50.0)]
-    rows = plan.replay(rate, 8.0, startup_min=8, **PRICE)
-    rows = [r for r in rows if r.result.uncovered_minutes > 0]
-    best, why = plan.recommend(rows)
-    assert "fewest" in why and best.result.uncovered_minutes == min(
-        r.result.uncovered_minutes for r in rows
-    )
 
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -160,87 +55,6 @@ spec:
 """
 
 
-def three_days():
-    """Day 0 at 1 req/s with a 5 req/s minute at 10:07, day 1 at 2 req/s with 9 at 10:30,
-    day 2 at 3 req/s with 1 at 10:00 (a quiet hour's busiest minute is the plain rate)."""
-    rate = np.concatenate([np.full(1440, 1.0), np.full(1440, 2.0), np.full(1440, 3.0)])
-    rate[10 * 60 + 7] = 5.0
-    rate[1440 + 10 * 60 + 30] = 9.0
-    return rate
-
-
-def test_the_learned_forecast_uses_only_earlier_days():
-    fc = plan.learned_forecast(three_days())
-    assert np.all(fc[:1440] == 0)  # day 0 has no history
-    assert fc[1440 + 10 * 60] == 5.0 and fc[1440 + 9 * 60] == 1.0  # day 1 learns from day 0
-    assert fc[2880 + 10 * 60 + 59] == (5.0 + 9.0) / 2 and fc[2880 + 3 * 60] == (1 + 2) / 2
-
-
-def test_the_schedule_is_placed_on_the_clock():
-    # the log starts at 12:00 UTC: its minute 0 belongs to hour 12 of its first day
-    rate = np.zeros(2 * 1440)
-    rate[0] = 20.0  # 12:00 on day 0
-    rate[1440] = 12.0  # 12:00 on day 1
-    assert plan.days_covered(rate, start_s=12 * 3600) == 3
-    table = plan.schedule(rate, 8.0, 0.8, start_s=12 * 3600)
-    # hour 12 seen on days 0 and 1 (mean 16 req/s): ⌈16/6.4⌉ = 3; every other hour: 0
-    assert table[12] == 3 and sum(table) == 3
-    fc = plan.learned_forecast(rate, start_s=12 * 3600)
-    assert fc[1440] == 20.0  # day 1's 12:00 hour learned from day 0's
-
-
-def test_schedule_by_hand():
-    table = plan.schedule(three_days(), 8.0, 0.8)
-    # hour 10: busiest minutes 5, 9, 3 → mean 17/3 → ⌈(17/3)/6.4⌉ = 1; others: mean 2 → 1
-    assert table == [1] * 24
-    table = plan.schedule(three_days() * 4, 8.0, 0.8)
-    assert table[10] == math.ceil(4 * 17 / 3 / 6.4) == 4 and table[0] == math.ceil(8 / 6.4) == 2
-
-
-def test_one_days_burst_does_not_move_the_schedule():
-    """Five quiet days at 4 req/s with a 60 req/s minute at 13:00 on one of them: the mean of the
-    hour's peaks (the first planner's) would ask ⌈(4·4 + 60)/5/6.4⌉ = 3 replicas; the median is
-    the quiet days' 4 req/s, ⌈4/6.4⌉ = 1, and so is the forecast of the day after."""
-    rate = np.full(6 * 1440, 4.0)
-    rate[2 * 1440 + 13 * 60] = 60.0
-    assert plan.schedule(rate[: 5 * 1440], 8.0, 0.8)[13] == 1
-    assert math.ceil((4 * 4 + 60) / 5 / 6.4) == 3
-    assert plan.learned_forecast(rate)[5 * 1440 + 13 * 60] == 4.0
-    assert schedule_mod.pooled_mean_forecast(rate)[5 * 1440 + 13 * 60] == (4 * 4 + 60) / 5
-
-
-def test_two_weeks_are_learned_by_weekday():
-    """Two weeks from Monday 2024-01-01 (epoch seconds 1704067200): weekdays peak at 20 req/s
-    at 13:00, weekends at 8. The table has 168 hours from Sunday (cron's order) with 4 replicas
-    at 13:00 on Monday to Friday and 2 at the weekend (⌈20/6.4⌉, ⌈8/6.4⌉); the second week's
-    Saturday forecasts from the first Saturday, its Monday from the first Monday."""
-    start = 1704067200.0
-    assert schedule_mod.weekdays(14, start)[:7].tolist() == [1, 2, 3, 4, 5, 6, 0]
-    rate = np.full(14 * 1440, 2.0)
-    for d in range(14):
-        rate[d * 1440 + 13 * 60] = 8.0 if d % 7 in (5, 6) else 20.0
-    table = plan.schedule(rate, 8.0, 0.8, start_s=start)
-    assert len(table) == 168
-    assert [table[24 * w + 13] for w in range(7)] == [2, 4, 4, 4, 4, 4, 2]
-    assert table[24 * 3 + 12] == 1
-    fc = plan.learned_forecast(rate, start_s=start)
-    assert fc[12 * 1440 + 13 * 60] == 8.0  # Saturday of week 2 learns from the first Saturday
-    assert fc[7 * 1440 + 13 * 60] == 20.0  # Monday of week 2 from the first Monday
-    assert fc[5 * 1440 + 13 * 60] == 20.0  # the first Saturday has no Saturday: all days before
-    short = plan.schedule(rate[: 13 * 1440], 8.0, 0.8, start_s=start)
-    assert len(short) == 24  # thirteen days: one table for all days
-
-
-def test_the_replay_has_a_schedule_row_only_for_two_days_or_more():
-    one = plan.replay(three_days()[:1440], 8.0, **PRICE)
-    assert len(one) == 3
-    rows = plan.replay(three_days(), 8.0, startup_min=8, **PRICE)
-    assert len(rows) == 4 and rows[3].policy.forecast
-    chase, sched = rows[1].result, rows[3].result
-    # the schedule cannot act before the first minute whose look-ahead reaches day 1
-    assert np.array_equal(chase.ready[: 1440 - 8], sched.ready[: 1440 - 8])
-
-
 def test_ramp_and_step_reserves_by_hand():
     ramp = np.arange(0, 60.0, 1.0)  # +1 req/s every minute
     # over a 10-minute start-up the ramp adds 10 req/s: ⌈10/6.4⌉ = 2; one minute's step: 1
@@ -250,23 +64,6 @@ def test_ramp_and_step_reserves_by_hand():
     assert plan.steepest_ramp_reserve(ramp, 8.0, 0.8, 0) == 0
     step = np.r_[np.full(30, 2.0), np.full(30, 30.0)]
     assert plan.spares_for(step, 8.0, 0.8, 10) == math.ceil(28 / 6.4) == 5
-
-
-@pytest.mark.parametrize("startup, window_s", [(3, 300), (12, 720)])
-def test_behavior_from_the_start_up_and_the_logs_steps(startup, window_s):
-    rate = np.r_[np.full(30, 2.0), np.full(30, 30.0), np.full(30, 2.0)]
-    up, down = plan.behavior(rate, 8.0, 0.8, startup)
-    k = math.ceil(28 / 6.4)  # 5 replicas for the rise and for the fall
-    assert [(p.kind, p.value, p.period_s) for p in up.policies] == [
-        ("Pods", k, 15),
-        ("Percent", 100, 15),
-    ]
-    assert up.stabilization_s == 0
-    assert [(p.kind, p.value, p.period_s) for p in down.policies] == [("Pods", k, 60)]
-    assert down.stabilization_s == window_s  # max(5 min, T_start)
-    calm = np.full(30, 2.0)
-    up, down = plan.behavior(calm, 8.0, 0.8, 3)
-    assert up.policies[0].value == 4 and down.policies[0].value == 1  # the floors
 
 
 @pytest.fixture(scope="module")
@@ -388,20 +185,6 @@ def test_the_keda_object_read_back_reproduces_its_replay_and_holds_its_minimums(
     assert replay.queued_seconds <= p.hpa_run.queued_seconds
 
 
-def test_startup_sensitivity_on_a_step_by_hand():
-    """2 → 10 req/s at once (μ* = 8, ρ* = 0.8): chasing is short for exactly one start-up."""
-    rate = np.r_[np.full(60, 2.0), np.full(30, 10.0), np.full(30, 2.0)]
-    sens = plan.startup_sensitivity(rate, 8.0, [0, 3, 8], **PRICE)
-    assert list(sens.per_million) == ["always on", "chase", "spares"]  # one day: no schedule
-    assert sens.uncovered["chase"].tolist() == [0, 3, 8]
-    assert sens.uncovered["spares"].tolist() == [0, 0, 0]  # ⌈8/6.4⌉ = 2 spares cover the step
-    assert sens.first_short("chase") == 3 and sens.first_short("spares") is None
-    # always on does not depend on the start-up; chasing pays a little more with a slower start
-    assert np.ptp(sens.per_million["always on"]) == 0
-    with pytest.raises(ValueError, match="startups"):
-        plan.startup_sensitivity(rate, 8.0, [], **PRICE)
-
-
 def test_the_planner_has_no_running_example_default():
     """A reader's traffic is never priced with the book's 2 € and 320-token answers."""
     with pytest.raises(TypeError, match="tokens_per_request"):
@@ -448,28 +231,6 @@ def test_a_target_too_small_to_hold_becomes_the_kv_cache_tokens():
     assert low <= tokens <= high
     assert manifest.parse_quantity(metric["target"]["averageValue"]) == pytest.approx(tokens, 1e-3)
     assert p.hpa_run.scale_changes >= 2  # up with the hour's traffic and down again
-
-
-def test_the_weekday_median_beats_the_pooled_mean_on_a_week_it_has_not_seen():
-    """Two weeks from Thursday 1970-01-01: 2 req/s, except 13:00-14:00 at 20 req/s on weekdays and
-    8 at weekends; μ* = 8, ρ* = 0.8, so that hour needs ⌈20/6.4⌉ = 4 or ⌈8/6.4⌉ = 2 replicas.
-    In the second week (days 7-13) the weekday median has each weekday's own week-one hour:
-    never short, never spare. The pooled mean of the earlier days' peaks (day d sees days
-    0..d-1; weekends are days 2, 3, 9, 10) is 16.6, 17, 17.3, 16.4, 15.6, 16, 16.3 req/s, each
-    ⌈·/6.4⌉ = 3 replicas: one short on the five weekdays (5 × 60 min), one spare at the
-    weekend (2 replica-hours)."""
-    rate = np.full(14 * 1440, 2.0)
-    for d in range(14):
-        weekend = d % 7 in (2, 3)
-        rate[d * 1440 + 13 * 60 : d * 1440 + 14 * 60] = 8.0 if weekend else 20.0
-    means = [sum(20.0 if k % 7 not in (2, 3) else 8.0 for k in range(d)) / d for d in range(7, 14)]
-    assert [math.ceil(m / 6.4) for m in means] == [3] * 7
-    pooled, median = plan.compare_schedules(rate, 8.0, target=0.8, startup_min=15, from_day=7)
-    assert (pooled.floor_short_minutes, pooled.floor_spare_hours) == (300, 2.0)
-    assert (median.floor_short_minutes, median.floor_spare_hours) == (0, 0.0)
-    assert median.paid_hours < pooled.paid_hours
-    with pytest.raises(ValueError, match="from_day=14: the log ends before that day"):
-        plan.compare_schedules(rate, 8.0, from_day=14)
 
 
 def test_max_replicas_is_twice_the_busiest_minutes_fleet_by_hand():

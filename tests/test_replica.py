@@ -125,17 +125,6 @@ def test_fifo_and_causality():
     assert np.all(tr.tpot >= ReplicaModel().tpot(1) - 1e-12)
 
 
-def test_reproducible_bit_for_bit():
-    def run():
-        rng = np.random.default_rng(8)
-        arrival = poisson_arrivals(7.0, 1000, rng)
-        prompt, output = AZURE_CONVERSATION.sample(1000, rng)
-        return simulate_open(ReplicaModel(), arrival, prompt, output)
-
-    a, b = run(), run()
-    assert np.array_equal(a.end, b.end) and np.array_equal(a.first_token, b.first_token)
-
-
 def test_trace_metrics():
     tr = Trace(
         np.array([0.0, 1.0]),

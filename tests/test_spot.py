@@ -70,10 +70,6 @@ def test_no_pay_off_when_discount_below_loss(chase):
     assert s.saving < 0
 
 
-def test_reproducible(chase):
-    assert simulate_spot_day(chase, seed=4) == simulate_spot_day(chase, seed=4)
-
-
 @pytest.mark.parametrize(
     "kwargs, name",
     [
