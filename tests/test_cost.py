@@ -148,3 +148,20 @@ def test_a_priced_policy_cannot_be_changed():
     )
     with pytest.raises(dataclasses.FrozenInstanceError):
         priced.cost = 0.0
+
+
+def test_an_output_tokens_price_is_the_cost_per_token_of_a_full_decode_batch():
+    """By another road: a replica decoding its whole batch B every TPOT(B) serves B/TPOT(B)
+    tokens a second, and c = C/(3600 ν) at full use is what each of them costs."""
+    model = ReplicaModel()
+    prices = cost.phase_prices(2.0, model)
+    nu = model.batch / float(model.tpot(model.batch))
+    assert prices["output_per_million"] == pytest.approx(cost.cost_per_token(2.0, nu, 1.0) * 1e6)
+
+
+def test_the_spot_map_refuses_each_kind_of_bad_entry():
+    good = np.array([0.0, 0.5])
+    assert cost.spot_cost_factor(good, good) == pytest.approx([1.0, 1.0])  # 0 is allowed
+    for bad in (np.array([0.2, -0.1]), np.array([np.nan, 0.2]), np.array([0.2, np.inf])):
+        with pytest.raises(ValueError, match="discount must lie in \\[0, 1\\) everywhere"):
+            cost.spot_cost_factor(bad, good)
