@@ -21,7 +21,8 @@ from pathlib import Path
 
 import numpy as np
 
-from replicaplan.traffic.loadgen import AZURE_CONVERSATION, read_rate_series, read_trace
+from replicaplan.traffic.loadgen import AZURE_CONVERSATION
+from replicaplan.traffic.logs import read_rate_series, read_trace
 
 ROOT = Path(__file__).resolve().parents[1]
 FULL = ROOT.parent / "shared/data/azure-llm-inference-2023/AzureLLMInferenceTrace_conv.csv"
@@ -84,7 +85,7 @@ STAGES = """
 import time, sys
 t0 = time.perf_counter()
 from replicaplan.planner.plan import plan
-from replicaplan.traffic.loadgen import read_trace
+from replicaplan.traffic.logs import read_trace
 t1 = time.perf_counter()
 log = read_trace(sys.argv[1])
 t2 = time.perf_counter()

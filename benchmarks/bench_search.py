@@ -14,7 +14,7 @@ from pathlib import Path
 
 from replicaplan.interface.search_report import summary
 from replicaplan.planner import search as S
-from replicaplan.traffic.loadgen import read_trace
+from replicaplan.traffic.logs import read_trace
 
 ROOT = Path(__file__).resolve().parents[1]
 FULL = ROOT.parent / "shared/data/azure-llm-inference-2023/AzureLLMInferenceTrace_conv.csv"

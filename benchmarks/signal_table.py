@@ -17,7 +17,6 @@ from replicaplan.planner.operating import operating_point
 from replicaplan.serving.fluid import FluidReplica
 from replicaplan.serving.replica import ReplicaModel
 from replicaplan.simulation.control import per_second
-from replicaplan.traffic import loadgen
 from replicaplan.traffic.synthetic import reference_traffic
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -44,7 +43,7 @@ def cases():
         if (FULL / name).exists():
             logs.append((f"{kind} full", FULL / name, 1))
     for label, path, scale in logs:
-        log = loadgen.read_trace(path)
+        log = logs.read_trace(path)
         for replica_label, model in (
             ("Llama-3-8B/A100", ReplicaModel.from_hardware("llama-3-8b", "a100-80gb")),
             ("running example", ReplicaModel()),

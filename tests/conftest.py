@@ -13,6 +13,6 @@ SAMPLE_LOG = Path(__file__).resolve().parents[1] / "data/azure-llm-inference-202
 @pytest.fixture(scope="session")
 def sample():
     """The vendored sample of the Azure conversation trace, read once for every test file."""
-    from replicaplan.traffic import loadgen
+    from replicaplan.traffic import logs
 
-    return loadgen.read_trace(SAMPLE_LOG)
+    return logs.read_trace(SAMPLE_LOG)

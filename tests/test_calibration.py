@@ -13,6 +13,7 @@ from replicaplan.serving.engine import simulate_open
 from replicaplan.serving.replica import ReplicaModel
 from replicaplan.simulation.control import simulate_fleet
 from replicaplan.traffic import loadgen as lg
+from replicaplan.traffic import logs
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "azure-llm-inference-2023"
 REPLICAS = {
@@ -23,7 +24,7 @@ REPLICAS = {
 
 @pytest.fixture(scope="module", params=["conv_sample.csv", "code_sample.csv"])
 def log(request):
-    return lg.read_trace(DATA / request.param)
+    return logs.read_trace(DATA / request.param)
 
 
 @pytest.mark.slow

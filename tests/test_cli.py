@@ -13,6 +13,7 @@ import yaml
 from replicaplan.interface.cli import main
 from replicaplan.serving.replica import ReplicaModel
 from replicaplan.traffic import loadgen as lg
+from replicaplan.traffic import logs
 
 
 def test_day_table(capsys):
@@ -301,7 +302,7 @@ def test_the_command_builds_the_replica_python_builds(capsys):
     by_command = json.loads(capsys.readouterr().out)
     model = ReplicaModel.from_hardware("llama-3-8b", "a100-80gb")
     assert model.batch == 256
-    in_python = plan(lg.read_trace(SAMPLE_LOG), model)
+    in_python = plan(logs.read_trace(SAMPLE_LOG), model)
     assert by_command["mu_star_rps"] == in_python.point.mu_star
     assert by_command["hpa"]["spec"]["maxReplicas"] == in_python.max_replicas
 
@@ -470,7 +471,7 @@ def test_a_rate_series_takes_the_length_mix_of_another_log(capsys, tmp_path):
     conv = json.loads(capsys.readouterr().out)
     assert main(["plan", "--rates", str(day), "--lengths", str(code), "--json"]) == 0
     with_code = json.loads(capsys.readouterr().out)
-    mix = lg.read_trace(code)
+    mix = logs.read_trace(code)
     assert with_code["mean_output_tokens"] == pytest.approx(mix.output.mean())
     # code requests: long prompts, short answers; a different mu* from the conversation mix
     assert with_code["mean_prompt_tokens"] > conv["mean_prompt_tokens"]

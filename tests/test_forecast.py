@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 
+from replicaplan.core.calendar import MINUTES_PER_DAY
 from replicaplan.traffic.forecast import forecast_error, seasonal_forecast
-from replicaplan.traffic.synthetic import MINUTES_PER_DAY
 
 
 def test_the_seasonal_forecast_is_each_minutes_mean_over_the_days():

@@ -7,6 +7,7 @@ import pytest
 
 from replicaplan.serving.replica import ReplicaModel
 from replicaplan.traffic import loadgen as lg
+from replicaplan.traffic import logs
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "azure-llm-inference-2023"
 
@@ -37,7 +38,7 @@ def spearman(a, b):
 
 @pytest.fixture(scope="module")
 def conv():
-    return lg.read_trace(CONV)
+    return logs.read_trace(CONV)
 
 
 @needs_data
@@ -90,13 +91,13 @@ def test_poisson_and_gamma_rates():
 def test_read_trace_of_seconds(tmp_path):
     f = tmp_path / "t.csv"
     f.write_text("TIMESTAMP,ContextTokens,GeneratedTokens\n2.5,20,0\n5.0,10,3\n")
-    tr = lg.read_trace(f)
+    tr = logs.read_trace(f)
     assert tr.arrival.tolist() == [0.0, 2.5] and tr.prompt.tolist() == [20, 10]
     assert tr.output.tolist() == [1, 3]  # a zero-token answer counts as one
 
 
 def test_rate_per_minute_counts_whole_minutes():
-    tr = lg.TraceFile(np.array([0.0, 30.0, 59.9, 60.0, 125.0]), np.ones(5), np.ones(5))
+    tr = logs.TraceFile(np.array([0.0, 30.0, 59.9, 60.0, 125.0]), np.ones(5), np.ones(5))
     assert tr.rate_per_minute().tolist() == [3 / 60, 1 / 60, 1 / 60]
 
 
@@ -126,7 +127,7 @@ def test_ranks_follow_their_definition(x):
 def test_a_logs_length_mix_is_computed_once(monkeypatch):
     """The planner asks a log for its mix in two places; on ten million requests each would
     cost seconds."""
-    log = lg.read_trace(SAMPLE_LOG)
+    log = logs.read_trace(SAMPLE_LOG)
     calls = []
     real = lg.LengthMix.from_lengths.__func__
     monkeypatch.setattr(
@@ -203,7 +204,7 @@ def test_bad_trace_files(tmp_path, text, match):
     f = tmp_path / "bad.csv"
     f.write_text(text)
     with pytest.raises(ValueError, match=match) as err:
-        lg.read_trace(f)
+        logs.read_trace(f)
     assert "bad.csv" in str(err.value)
 
 
@@ -224,11 +225,11 @@ def test_bad_input(call, name):
 
 @pytest.fixture(scope="module")
 def conv_sample():
-    return lg.read_trace(SAMPLE / "conv_sample.csv")
+    return logs.read_trace(SAMPLE / "conv_sample.csv")
 
 
 def test_vendored_sample_is_the_documented_one(conv_sample):
-    code = lg.read_trace(SAMPLE / "code_sample.csv")
+    code = logs.read_trace(SAMPLE / "code_sample.csv")
     assert conv_sample.prompt.size == 3228 and code.prompt.size == 2205  # every 6th, every 4th
     for t in (conv_sample, code):
         assert t.arrival[0] == 0 and np.all(np.diff(t.arrival) >= 0)
@@ -285,10 +286,10 @@ def test_the_vendored_sample_has_the_full_traces_mix_and_a_sixth_of_its_rate(con
 
 
 def test_chunks_read_as_one(monkeypatch, tmp_path):
-    whole = lg.read_trace(SAMPLE_LOG)
+    whole = logs.read_trace(SAMPLE_LOG)
     seen = []
-    monkeypatch.setattr(lg, "CHUNK_ROWS", 100)
-    chunked = lg.read_trace(SAMPLE_LOG, progress=seen.append)
+    monkeypatch.setattr(logs, "CHUNK_ROWS", 100)
+    chunked = logs.read_trace(SAMPLE_LOG, progress=seen.append)
     for name in ("arrival", "prompt", "output"):
         assert np.array_equal(getattr(whole, name), getattr(chunked, name))
     assert whole.start == chunked.start > 1.7e9  # 2023-11-16, on the epoch's clock
@@ -296,17 +297,17 @@ def test_chunks_read_as_one(monkeypatch, tmp_path):
     # errors across a chunk's edge name the right row
     f = tmp_path / "t.csv"
     f.write_text("TIMESTAMP,ContextTokens,GeneratedTokens\n1,2,3\n2,2,3\n1.5,2,3\n")
-    monkeypatch.setattr(lg, "CHUNK_ROWS", 2)
+    monkeypatch.setattr(logs, "CHUNK_ROWS", 2)
     with pytest.raises(ValueError, match="row 4.*earlier"):
-        lg.read_trace(f)
+        logs.read_trace(f)
     f.write_text("TIMESTAMP,ContextTokens,GeneratedTokens\n1,2,3\n2,2,3\n3,2,x\n")
     with pytest.raises(ValueError, match="row 4.*unreadable"):
-        lg.read_trace(f)
+        logs.read_trace(f)
     f.write_text(
         "TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 10:00:00,2,3\nnot a date,2,3\n"
     )
     with pytest.raises(ValueError, match="row 3.*unreadable"):
-        lg.read_trace(f)
+        logs.read_trace(f)
 
 
 @pytest.mark.parametrize(
@@ -326,7 +327,7 @@ def test_bad_rate_series(tmp_path, text, match):
     f = tmp_path / "rates.csv"
     f.write_text(text)
     with pytest.raises(ValueError, match=match) as err:
-        lg.read_rate_series(f)
+        logs.read_rate_series(f)
     assert "rates.csv" in str(err.value)
 
 
@@ -350,9 +351,9 @@ def test_the_fast_reader_gives_the_chunked_readers_arrays_bit_for_bit(tmp_path, 
     (an odd stamp) and the chunked reader decides."""
     f = tmp_path / "log.csv"
     f.write_text("TIMESTAMP,ContextTokens,GeneratedTokens\n" + "\n".join(rows) + "\n")
-    fast = lg.read_trace(f)
-    monkeypatch.setattr(lg, "_read_with_arrow", lambda path: None)
-    slow = lg.read_trace(f)
+    fast = logs.read_trace(f)
+    monkeypatch.setattr(logs, "_read_with_arrow", lambda path: None)
+    slow = logs.read_trace(f)
     for name in ("arrival", "prompt", "output"):
         a, b = getattr(fast, name), getattr(slow, name)
         assert a.dtype == b.dtype and np.array_equal(a, b), name
@@ -365,14 +366,14 @@ def test_the_fast_reader_declines_what_is_not_clean(tmp_path):
     for body in ("5,20,3\n4,20,3\n", "5,20,-3\n", "5,x,3\n", "5,20\n", "nan,1,1\n", ""):
         f = tmp_path / "bad.csv"
         f.write_text(header + body)
-        assert lg._read_with_arrow(f) is None, body
+        assert logs._read_with_arrow(f) is None, body
     f.write_text("TIMESTAMP,ContextTokens\n5,20\n")
-    assert lg._read_with_arrow(f) is None
+    assert logs._read_with_arrow(f) is None
 
 
 def test_a_trace_spanning_more_than_the_limit_is_refused_before_any_array():
     # a TraceFile built in Python, not read: its per-minute rates would take 124 GiB
-    far = lg.TraceFile(np.array([0.0, 1e12]), np.array([1, 1]), np.array([1, 1]))
+    far = logs.TraceFile(np.array([0.0, 1e12]), np.array([1, 1]), np.array([1, 1]))
     with pytest.raises(ValueError, match="span 0 to 92 days"):
         far.rate_per_minute()
 
@@ -383,7 +384,7 @@ def test_a_gzipped_log_and_a_byte_order_mark_read_as_the_plain_log(tmp_path, con
     packed.write_bytes(gzip.compress(plain))
     marked = tmp_path / "bom.csv"
     marked.write_bytes(b"\xef\xbb\xbf" + plain)
-    for other in (lg.read_trace(packed), lg.read_trace(marked)):
+    for other in (logs.read_trace(packed), logs.read_trace(marked)):
         np.testing.assert_array_equal(other.arrival, conv_sample.arrival)
         np.testing.assert_array_equal(other.prompt, conv_sample.prompt)
         assert other.start == conv_sample.start
@@ -392,21 +393,21 @@ def test_a_gzipped_log_and_a_byte_order_mark_read_as_the_plain_log(tmp_path, con
     broken.write_bytes(gzip.compress(plain + b"2099-01-01 00:00:00,-1,1\n"))
     last_row = plain.count(b"\n") + 1  # the header is row 1
     with pytest.raises(ValueError, match=f"row {last_row}: lengths"):
-        lg.read_trace(broken)
+        logs.read_trace(broken)
     series = tmp_path / "rates.csv"
     series.write_bytes(gzip.compress(b"\xef\xbb\xbfminute,rate_rps\n0,1.5\n1,2\n"))
-    assert lg.read_rate_series(series).tolist() == [1.5, 2.0]
+    assert logs.read_rate_series(series).tolist() == [1.5, 2.0]
 
 
 def test_a_byte_that_is_not_utf8_names_its_row(tmp_path):
     f = tmp_path / "latin1.csv"
     f.write_bytes(b"TIMESTAMP,ContextTokens,GeneratedTokens\n0,1,2\n1,2,3\n2,3\xe9,4\n")
     with pytest.raises(ValueError, match="row 4: byte 0xe9 is not UTF-8"):
-        lg.read_trace(f)
+        logs.read_trace(f)
     g = tmp_path / "rates.csv"
     g.write_bytes(b"minute,rate_rps\n0,1\n1,\xe92\n")
     with pytest.raises(ValueError, match="row 3: byte 0xe9 is not UTF-8"):
-        lg.read_rate_series(g)
+        logs.read_rate_series(g)
 
 
 def test_time_zone_offsets_are_moved_to_utc(tmp_path, recwarn):
@@ -420,7 +421,7 @@ def test_time_zone_offsets_are_moved_to_utc(tmp_path, recwarn):
         + "2024-03-30 21:01:00-0400,12,3\n"  # 01:01 UTC the next day in New York's offset
         + "2024-03-31T01:02:00Z,13,4\n"
     )
-    trace = lg.read_trace(f)
+    trace = logs.read_trace(f)
     np.testing.assert_array_equal(trace.arrival, [0.0, 90.0, 120.0, 180.0])
     assert trace.start == 1711846740.0  # 2024-03-31 00:59:00 UTC (`date -u -d ... +%s`)
     assert not [w for w in recwarn if "timezone" in str(w.message)]
@@ -447,13 +448,13 @@ def test_a_parquet_log_names_its_first_bad_row(tmp_path):
         return f
 
     with pytest.raises(ValueError, match=r"log.parquet, row 3: TIMESTAMP is earlier"):
-        lg.read_trace(write([0.0, 2.0, 1.0, 3.0], [1, 1, 1, -1]))
+        logs.read_trace(write([0.0, 2.0, 1.0, 3.0], [1, 1, 1, -1]))
     with pytest.raises(ValueError, match=r"log.parquet, row 2: lengths must be from 0"):
-        lg.read_trace(write([0.0, 2.0, 1.0], [1, -1, 1]))
+        logs.read_trace(write([0.0, 2.0, 1.0], [1, -1, 1]))
     with pytest.raises(ValueError, match=r"log.parquet, row 2: TIMESTAMP must be a finite"):
-        lg.read_trace(write([0.0, float("nan")], [1, 1]))
+        logs.read_trace(write([0.0, float("nan")], [1, 1]))
     with pytest.raises(ValueError, match=r"log.parquet, row 2: TIMESTAMP is 93 days after"):
-        lg.read_trace(write([0.0, 93 * 86_400.0], [1, 1]))
+        logs.read_trace(write([0.0, 93 * 86_400.0], [1, 1]))
 
 
 # ------------------------------------------------------------------ damaged files, one line each
@@ -485,7 +486,7 @@ def test_a_damaged_log_is_one_error_naming_the_file(tmp_path, data, match):
     path = tmp_path / "log.csv"
     path.write_bytes(data)
     with pytest.raises(ValueError, match=match) as err:
-        lg.read_trace(path)
+        logs.read_trace(path)
     assert str(path) in str(err.value)
 
 
@@ -502,7 +503,7 @@ def test_a_damaged_rate_series_is_one_error_naming_the_file(tmp_path, data, matc
     path = tmp_path / "rates.csv"
     path.write_bytes(data)
     with pytest.raises(ValueError, match=match):
-        lg.read_rate_series(path)
+        logs.read_rate_series(path)
 
 
 @pytest.mark.parametrize(
@@ -514,7 +515,7 @@ def test_epoch_milliseconds_are_named_not_read_as_seconds(tmp_path, first, unit)
     path = tmp_path / "ms.csv"
     path.write_text(HEAD + f"{first},10,20\n{int(first) + 1000},10,20\n")
     with pytest.raises(ValueError, match=f"row 2: TIMESTAMP {first} looks like {unit}"):
-        lg.read_trace(path)
+        logs.read_trace(path)
     # seconds since the epoch are seconds
     path.write_text(HEAD + "1700000000.5,10,20\n1700000060,10,20\n")
-    assert lg.read_trace(path).arrival[-1] == pytest.approx(59.5)
+    assert logs.read_trace(path).arrival[-1] == pytest.approx(59.5)

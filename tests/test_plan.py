@@ -14,6 +14,7 @@ from replicaplan.planner import plan
 from replicaplan.serving.fluid import replicas_needed
 from replicaplan.serving.replica import ReplicaModel
 from replicaplan.traffic import loadgen as lg
+from replicaplan.traffic import logs
 from replicaplan.traffic.synthetic import noisy_days
 
 SAMPLE = Path(__file__).resolve().parents[1] / "data" / "azure-llm-inference-2023"
@@ -120,7 +121,7 @@ def test_the_hpa_on_steady_traffic_stays_between_mu_star_and_the_target(lam):
     capacity a replica's requests in flight grow faster than its load (W rises), so one replica
     less reads more than 10 % over L* and one more reads more than 10 % under it, and the
     proportional rule ⌈N · metric/L*⌉ cycles between them (at 50 req/s: 7 to 10 replicas)."""
-    log = lg.read_trace(SAMPLE_LOG)
+    log = logs.read_trace(SAMPLE_LOG)
     point = plan.operating_point(log, n_requests=2000)
     replica = plan.measured_replica(ReplicaModel(), log.length_mix(), point, n_requests=2000)
     # measured: a replica holding L* completes about ρ*μ* requests a second (two runs of the
@@ -151,7 +152,7 @@ SCHEDULE_WINS_STARTUP_MIN = 18
 @pytest.fixture(scope="module")
 def scheduled_week():
     return plan.plan(
-        lg.read_rate_series(WEEK),
+        logs.read_rate_series(WEEK),
         startup_min=SCHEDULE_WINS_STARTUP_MIN,
         n_requests=2000,
         short_budget=0,  # every minute covered: the schedule is the cheapest that does it
@@ -214,7 +215,7 @@ def test_a_target_too_small_to_hold_becomes_the_kv_cache_tokens():
     request stays under a second, L* is about 1, and an HPA on whole requests would read 0 or 1.
     The plan targets the tokens a replica holds in its KV cache instead, and its HPA then sees
     the load: it changes size with the traffic, which on this hour it did not before."""
-    log = lg.read_trace(SAMPLE / "code_sample.csv")
+    log = logs.read_trace(SAMPLE / "code_sample.csv")
     model = ReplicaModel.from_hardware("llama-3-8b", "a100-80gb")
     p = plan.plan(log, model, n_requests=2000, signal="concurrency")
     assert p.point.concurrency_target < plan.MIN_HOLDABLE_CONCURRENCY
@@ -282,8 +283,8 @@ def _code_traffic(which: str):
     if which == "full trace":
         if not FULL_CODE.exists():
             pytest.skip("the full code trace is in ../shared, not in the repository")
-        return lg.read_trace(FULL_CODE), None
-    sample = lg.read_trace(SAMPLE / "code_sample.csv")
+        return logs.read_trace(FULL_CODE), None
+    sample = logs.read_trace(SAMPLE / "code_sample.csv")
     return sample.rate_per_minute() * 6, sample
 
 

@@ -18,7 +18,7 @@ from replicaplan.interface.cli import main
 from replicaplan.planner import search as S
 from replicaplan.serving.catalogue import GPU, GPUS, MODELS
 from replicaplan.serving.replica import ReplicaModel
-from replicaplan.traffic import loadgen as lg
+from replicaplan.traffic import logs
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE_LOG = ROOT / "data/azure-llm-inference-2023/conv_sample.csv"
@@ -27,7 +27,7 @@ QUICK = S.Settings(n_requests=600)
 
 @pytest.fixture(scope="module")
 def log():
-    return lg.read_trace(SAMPLE_LOG)
+    return logs.read_trace(SAMPLE_LOG)
 
 
 def test_the_default_grid_is_over_a_hundred_candidates_with_the_new_datasheets():
@@ -241,7 +241,7 @@ def test_a_parquet_log_searches_like_its_csv(tmp_path, log):
         }
     )
     pq.write_table(table, tmp_path / "log.parquet")
-    parquet = lg.read_trace(tmp_path / "log.parquet")
+    parquet = logs.read_trace(tmp_path / "log.parquet")
     for name in ("arrival", "prompt", "output"):
         assert (getattr(parquet, name) == getattr(log, name)).all()
     assert parquet.start == log.start

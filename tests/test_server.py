@@ -8,7 +8,8 @@ import pytest
 
 from replicaplan.planner import server
 from replicaplan.serving.catalogue import MODELS
-from replicaplan.traffic.loadgen import AZURE_CONVERSATION, TraceFile
+from replicaplan.traffic.loadgen import AZURE_CONVERSATION
+from replicaplan.traffic.logs import TraceFile
 
 
 def _log(prompt, output):

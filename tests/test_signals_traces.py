@@ -12,7 +12,7 @@ from replicaplan.planner.calibration import measured_replica
 from replicaplan.planner.operating import operating_point
 from replicaplan.serving.replica import ReplicaModel
 from replicaplan.simulation.control import per_second
-from replicaplan.traffic import loadgen
+from replicaplan.traffic import logs
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "azure-llm-inference-2023"
 
@@ -27,7 +27,7 @@ pytestmark = pytest.mark.slow  # the discrete replica measured on both traces
     ids=["Llama-3-8B/A100", "running example"],
 )
 def test_the_completion_rate_on_the_azure_traces(kind, model):
-    log = loadgen.read_trace(DATA / f"{kind}_sample.csv")
+    log = logs.read_trace(DATA / f"{kind}_sample.csv")
     point = operating_point(log, model, n_requests=2000)
     replica = measured_replica(model, log.length_mix(), point, n_requests=2000)
     case = S.Case(

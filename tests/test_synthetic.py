@@ -2,7 +2,8 @@
 
 import numpy as np
 
-from replicaplan.traffic.synthetic import MINUTES_PER_DAY, reference_traffic
+from replicaplan.core.calendar import MINUTES_PER_DAY
+from replicaplan.traffic.synthetic import reference_traffic
 
 
 def test_traffic_shape():

@@ -14,11 +14,13 @@ layer and the layers below it (``make test`` checks this with import-linter, see
                day, the capacity sweep, the published measurements, a benchmark fitted
 4 autoscalers  hpa, kpa, controllers, manifest, engines, names: what decides the fleet, its
                Kubernetes objects and the engines' metrics
-3 traffic      loadgen, synthetic, forecast: lengths, arrivals, logs, the reference day
+3 traffic      loadgen, logs, synthetic, forecast: lengths and arrivals, a reader's logs, the
+               reference day, forecasts
 2 serving      catalogue, replica, engine, trace, fluid, queueing, roofline, coldstart: one
                replica (the catalogue imports no numpy, for the command line's help)
-1 core         example, _check, symbols, stats, portable, parallel: the running example,
-               checks, notation, standard errors, portable floats, forked runs
+1 core         example, _check, symbols, stats, portable, parallel, calendar: the running
+               example, checks, notation, standard errors, portable floats, forked runs, the
+               calendar
 
 (``tests/test_layers.py`` checks that this table, the README's and the front page's list every
 module of each layer, in the contract's order.)
@@ -62,8 +64,8 @@ _EXPORTS = {
     # traffic
     "LengthMix": "traffic.loadgen",
     "AZURE_CONVERSATION": "traffic.loadgen",
-    "read_trace": "traffic.loadgen",
-    "read_rate_series": "traffic.loadgen",
+    "read_trace": "traffic.logs",
+    "read_rate_series": "traffic.logs",
     "poisson_arrivals": "traffic.loadgen",
     "reference_traffic": "traffic.synthetic",
     "seasonal_forecast": "traffic.forecast",

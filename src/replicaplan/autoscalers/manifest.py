@@ -25,7 +25,7 @@ from replicaplan.autoscalers import names
 from replicaplan.autoscalers.controllers import HPAOn
 from replicaplan.autoscalers.hpa import HorizontalAutoscaler, Rules, ScalingPolicy
 from replicaplan.core import _check
-from replicaplan.traffic.synthetic import EPOCH_WEEKDAY
+from replicaplan.core.calendar import MINUTES_PER_WEEK, minute_of_week
 
 
 def quantity(value: float) -> str:
@@ -377,9 +377,6 @@ FALLBACK_FAILURES = 3
 (its polling interval is 30 s by default: a minute and a half without a metric)."""
 
 
-MINUTES_PER_WEEK = 7 * 24 * 60
-
-
 def _cron_minutes(expr: str, field: str) -> list[int]:
     """Minutes of the week (0 = Sunday 00:00) at which a cron expression "M H * * D" fires: D
     a weekday 0–6 (0 = Sunday) or * for every day (the forms the planner writes)."""
@@ -443,7 +440,7 @@ def controller_from_scaled_object(
     windows = schedule_from_scaled_object(obj)
 
     def floor(now: float) -> int:
-        minute = (int((start_s + now) // 60) + EPOCH_WEEKDAY * 1440) % MINUTES_PER_WEEK
+        minute = minute_of_week(start_s + now)
         active = [
             n for a, b, n in windows if (a <= minute < b if a < b else minute >= a or minute < b)
         ]

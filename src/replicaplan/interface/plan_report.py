@@ -12,12 +12,10 @@ import html
 import math
 from pathlib import Path
 
-import numpy as np
-
 from replicaplan.autoscalers.manifest import to_yaml
 from replicaplan.interface.files import Staging
 from replicaplan.interface.report import Table, clock
-from replicaplan.planner.plan import SENSITIVITY_STARTUPS, Plan, startup_sensitivity
+from replicaplan.planner.plan import Plan, with_sensitivity
 from replicaplan.simulation.published import trust_sentence
 
 
@@ -276,19 +274,14 @@ def _blocks(p: Plan, log: str, sens) -> list[tuple]:
 
 
 def report_sensitivity(p: Plan):
-    """The plan's policies at each start-up of ``plan.SENSITIVITY_STARTUPS`` and at its own:
-    the plan's own ``sensitivity`` when it was computed, else computed here once."""
-    if p.sensitivity is not None:
-        return p.sensitivity
-    return startup_sensitivity(
-        p.rate,
-        p.point.mu_star,
-        np.unique(np.r_[SENSITIVITY_STARTUPS, p.startup_min]),
-        target=p.point.target_utilization,
-        price_per_replica_hour=p.price_per_replica_hour,
-        tokens_per_request=p.point.mean_output,
-        start_s=p.start_s,
-    )
+    """The plan's policies at each start-up of ``plan.SENSITIVITY_STARTUPS`` and at its own, as
+    the plan computed them (``plan.with_sensitivity``): a report reads results, it runs none."""
+    if p.sensitivity is None:
+        raise ValueError(
+            "the plan has no start-up sensitivity: make it with plan(..., sensitivity=True) or "
+            "pass it through plan.with_sensitivity"
+        )
+    return p.sensitivity
 
 
 def _startup_sentence(sens) -> str:
@@ -368,6 +361,7 @@ def write_report(p: Plan, directory, *, fmt: str = "md", log: str = "") -> Path:
     hpa.yaml, keda.yaml and adapter.yaml (the prometheus-adapter rule). The directory must not
     exist or be empty; it appears whole or not at all."""
     target = check_report_dir(directory)
+    p = with_sensitivity(p)  # computed by the planner, not by the report
     with Staging() as out:
         fill_report(p, out.directory(target), fmt=fmt, log=log)
     return target

@@ -25,7 +25,8 @@ from replicaplan.simulation.capacity import (
     TTFT_SLO_S,
     replica_sweep,
 )
-from replicaplan.traffic.loadgen import LengthMix, TraceFile, poisson_arrivals
+from replicaplan.traffic.loadgen import LengthMix, poisson_arrivals
+from replicaplan.traffic.logs import TraceFile
 
 
 @dataclass(frozen=True)
@@ -83,7 +84,7 @@ def operating_point(
         mix = trace
         mean_prompt, mean_output = mix.mean()
     else:
-        raise ValueError("trace must be a TraceFile (loadgen.read_trace) or a LengthMix")
+        raise ValueError("trace must be a TraceFile (logs.read_trace) or a LengthMix")
     model = model or ReplicaModel()
     target_utilization = _check.fraction("target_utilization", target_utilization)
     # the raw rate at the log's own context (its mean prompt and half its mean answer), not the

@@ -16,7 +16,7 @@ Layer: planner.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -67,7 +67,8 @@ from replicaplan.serving.replica import ReplicaModel
 from replicaplan.simulation.capacity import QUOTA, TPOT_SLO_S, TTFT_SLO_S
 from replicaplan.simulation.control import FleetRun
 from replicaplan.simulation.day import SCALE_DOWN_WINDOW_MIN
-from replicaplan.traffic.loadgen import AZURE_CONVERSATION, LengthMix, TraceFile
+from replicaplan.traffic.loadgen import AZURE_CONVERSATION, LengthMix
+from replicaplan.traffic.logs import TraceFile
 
 # the planner's names, one import for the chapters: ``from replicaplan.planner import plan``
 __all__ = [
@@ -217,8 +218,8 @@ def plan(
     precision: float | None = 0.02,
     signal: str | None = None,
 ) -> Plan:
-    """Plan a fleet for ``traffic``: a request log (``loadgen.read_trace``) or a per-minute rate
-    series (``loadgen.read_rate_series``), served by ``model`` (the running example's replica by
+    """Plan a fleet for ``traffic``: a request log (``logs.read_trace``) or a per-minute rate
+    series (``logs.read_rate_series``), served by ``model`` (the running example's replica by
     default) within the promises, paid ``price_per_gpu_hour`` for each of its GPUs (by default
     the replica's own GPU price: the catalogue's list price, or the running example's 2 €).
     The recommendation is the cheapest policy that leaves at most ``short_budget`` of the
@@ -342,7 +343,7 @@ def plan(
             signal=scaling.signal,
             seed=seed,
         )
-    return Plan(
+    made = Plan(
         replica_source=model.source,
         point=point,
         rate=rate,
@@ -367,15 +368,25 @@ def plan(
         phase_s=phase_seconds_at(point, model),
         hpa_run=run,
         keda_run=keda_run,
+        sensitivity=None,
+    )
+    return with_sensitivity(made) if sensitivity else made
+
+
+def with_sensitivity(p: Plan) -> Plan:
+    """``p`` with its policies replayed at each start-up of ``SENSITIVITY_STARTUPS`` and at its
+    own (``startup_sensitivity``), what a report shows; ``p`` itself when it has them."""
+    if p.sensitivity is not None:
+        return p
+    return replace(
+        p,
         sensitivity=startup_sensitivity(
-            rate,
-            mu_star,
-            np.unique(np.r_[SENSITIVITY_STARTUPS, startup_min]),
-            target=target,
-            price_per_replica_hour=price_per_replica_hour,
-            tokens_per_request=point.mean_output,
-            start_s=start_s,
-        )
-        if sensitivity
-        else None,
+            p.rate,
+            p.point.mu_star,
+            np.unique(np.r_[SENSITIVITY_STARTUPS, p.startup_min]),
+            target=p.point.target_utilization,
+            price_per_replica_hour=p.price_per_replica_hour,
+            tokens_per_request=p.point.mean_output,
+            start_s=p.start_s,
+        ),
     )

@@ -21,8 +21,8 @@ from __future__ import annotations
 import numpy as np
 
 from replicaplan.core import _check
+from replicaplan.core.calendar import EPOCH_WEEKDAY, MINUTES_PER_DAY
 from replicaplan.serving.fluid import replicas_needed
-from replicaplan.traffic.synthetic import EPOCH_WEEKDAY, MINUTES_PER_DAY
 
 # ------------------------------------------------------------------ a schedule from history
 SCHEDULE_MIN_DAYS = 2

@@ -42,7 +42,8 @@ from replicaplan.planner.server import max_model_len, vllm_refusal
 from replicaplan.serving.catalogue import GPUS, MODELS, ModelShape, replica_hour_price
 from replicaplan.serving.replica import ReplicaModel
 from replicaplan.simulation.capacity import QUOTA, TPOT_SLO_S, TTFT_SLO_S
-from replicaplan.traffic.loadgen import AZURE_CONVERSATION, LengthMix, TraceFile
+from replicaplan.traffic.loadgen import AZURE_CONVERSATION, LengthMix
+from replicaplan.traffic.logs import TraceFile
 
 SEARCH_GRID_POINTS = 7
 """Rates of each screening sweep's first grid (0.1 to 1.3 of the raw rate; the planner's 13)."""

@@ -24,7 +24,8 @@ import shlex
 
 import numpy as np
 
-from replicaplan.traffic.loadgen import LengthMix, TraceFile
+from replicaplan.traffic.loadgen import LengthMix
+from replicaplan.traffic.logs import TraceFile
 
 CONTEXT_STEP = 1024
 """``max_model_len`` is the longest request rounded up to a multiple of this many tokens."""

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from replicaplan.traffic.synthetic import MINUTES_PER_DAY
+from replicaplan.core.calendar import MINUTES_PER_DAY
 
 
 def seasonal_forecast(history) -> np.ndarray:

@@ -14,13 +14,8 @@ from __future__ import annotations
 import numpy as np
 
 from replicaplan.core import _check, portable
+from replicaplan.core.calendar import EPOCH_WEEKDAY, MINUTES_PER_DAY
 from replicaplan.core.example import EXAMPLE
-
-MINUTES_PER_DAY = 1440
-
-EPOCH_WEEKDAY = 4
-"""Cron's weekday (0 = Sunday) of 1970-01-01, a Thursday: where a series' weekdays start when
-its minute 0 is given in seconds since the epoch."""
 
 
 def reference_traffic(

@@ -350,7 +350,7 @@ def checked_inputs(args: argparse.Namespace) -> dict:
 
 def traffic(args: argparse.Namespace):
     """The log (with a progress bar on a terminal) or the rate series, and the length mix."""
-    from replicaplan.traffic.loadgen import read_rate_series, read_trace
+    from replicaplan.traffic.logs import read_rate_series, read_trace
 
     shown = progress if sys.stderr.isatty() else None
     if args.log:
