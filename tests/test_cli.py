@@ -684,3 +684,31 @@ def test_without_served_model_the_plan_says_what_its_queries_select(capsys, tmp_
     served = ["--served-model", "meta-llama/Meta-Llama-3-8B-Instruct"]
     assert main([*args[:-1], str(tmp_path / "k2.yaml"), *served]) == 0
     assert "note:" not in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_a_plan_writes_the_engine_it_scales_and_its_scrape(capsys, tmp_path):
+    """--deployment: the Deployment and PodMonitor in one YAML stream, the served name, the
+    namespace and the GPUs the same as in the KEDA query, the HPA and the printed line."""
+    files = ["--deployment", str(tmp_path / "engine.yaml"), "--keda", str(tmp_path / "k.yaml")]
+    args = ["plan", "--log", str(SAMPLE_LOG), "--model", "llama-3-8b", "--gpu", "h100-sxm"]
+    args += ["--gpus", "2", "--namespace", "serving", "--name", "chat"]
+    args += ["--served-model", "meta-llama/Meta-Llama-3-8B-Instruct", *files, "--json"]
+    assert main(args) == 0
+    got = json.loads(capsys.readouterr().out)
+    deployment, monitor = yaml.safe_load_all((tmp_path / "engine.yaml").read_text())
+    keda = yaml.safe_load((tmp_path / "k.yaml").read_text())
+    assert (deployment["kind"], monitor["kind"]) == ("Deployment", "PodMonitor")
+    container = deployment["spec"]["template"]["spec"]["containers"][0]
+    argv = container["command"] + container["args"]
+    assert " ".join(argv).startswith(got["server_command"])
+    query = keda["spec"]["triggers"][0]["metadata"]["query"]
+    served = argv[argv.index("--served-model-name") + 1]
+    assert f'model_name="{served}"' in query and 'namespace="serving"' in query
+    assert keda["spec"]["scaleTargetRef"]["name"] == deployment["metadata"]["name"] == "chat"
+    assert {o["metadata"]["namespace"] for o in (deployment, monitor, keda)} == {"serving"}
+    assert container["resources"]["limits"]["nvidia.com/gpu"] == "2"
+    # the running example has no repository to load: refused before any work, nothing written
+    assert main(["plan", "--log", str(SAMPLE_LOG), "--deployment", str(tmp_path / "x.yaml")]) == 2
+    assert "--deployment needs --model with a catalogue name" in capsys.readouterr().err
+    assert not (tmp_path / "x.yaml").exists()

@@ -97,6 +97,8 @@ BAD = {
     "--prefill-grid": "fast",
     "--jobs": "0",
     "--dask": "scheduler",
+    "--deployment": MISSING + ".yaml",
+    "--image": "vllm openai",
 }
 # per command where a flag's bad value differs (a flag that takes another kind there)
 BAD_IN = {("search", "--gpu-price"): "tpu=2", ("capacity", "--model"): "gpu"}

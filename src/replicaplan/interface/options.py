@@ -206,3 +206,10 @@ def dask_address(text: str) -> str:
             f"{', '.join(DASK_SCHEMES)}, got {text!r}"
         )
     return text
+
+
+def image(text: str) -> str:
+    """A container image reference: no spaces, not empty (the registry checks the rest)."""
+    if not text or any(c.isspace() for c in text) or text.startswith("-"):
+        raise argparse.ArgumentTypeError(f"must be a container image reference, got {text!r}")
+    return text

@@ -104,3 +104,50 @@ def vllm_command(
         "--enable-chunked-prefill" if chunked else "--no-enable-chunked-prefill",
     ]
     return shlex.join(args)
+
+
+DEFAULT_IMAGE = "vllm/vllm-openai:latest"
+"""The engine's image when none is given (pin a release in production: ``--image``)."""
+
+
+def workload(
+    model,
+    shape,
+    lengths: TraceFile | LengthMix,
+    *,
+    name: str,
+    namespace: str,
+    served_model: str,
+    replicas: int,
+    startup_min: int,
+    image: str = DEFAULT_IMAGE,
+) -> tuple[str, list[dict]]:
+    """The server a plan's replica is started as: its ``vllm serve`` line and the two objects
+    that run and scrape it (``workload.engine_deployment``, ``workload.pod_monitor``), with the
+    replica's GPUs, batch cap, token budget and prefill mode, the log's context, the name the
+    queries select and the start-up time the plan assumed."""
+    from replicaplan.autoscalers.workload import engine_deployment, pod_monitor
+    from replicaplan.serving.replica import MEMORY_UTILIZATION
+
+    if shape.repo is None:
+        raise ValueError(f"{shape.name} has no repository to load: name a model of the catalogue")
+    line = vllm_command(
+        shape.repo,
+        served_model,
+        gpus=model.gpus,
+        batch=model.batch,
+        token_budget=model.token_budget,
+        chunked=model.chunked_prefill,
+        context=max_model_len(lengths, shape.max_context),
+        memory_utilization=MEMORY_UTILIZATION,
+    )
+    deployment = engine_deployment(
+        name,
+        namespace,
+        image=image,
+        serve_argv=shlex.split(line),
+        gpus=model.gpus,
+        replicas=replicas,
+        startup_s=60 * startup_min,
+    )
+    return line, [deployment, pod_monitor(name, namespace)]

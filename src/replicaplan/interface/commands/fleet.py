@@ -330,6 +330,7 @@ def checked_inputs(args: argparse.Namespace) -> dict:
         "--manifest": args.manifest,
         "--keda": args.keda,
         "--adapter": args.adapter,
+        "--deployment": getattr(args, "deployment", None),
         "--report": args.report,
     }
     outputs = {option: path for option, path in outputs.items() if path}
@@ -345,6 +346,16 @@ def checked_inputs(args: argparse.Namespace) -> dict:
             check_report_dir(args.report)
         except ValueError as err:
             raise ValueError(f"--report: {err}") from None
+    if "--deployment" in outputs:
+        from replicaplan.serving.catalogue import MODELS
+
+        if args.engine != "vllm":
+            raise ValueError("--deployment writes vLLM's server; it needs --engine vllm")
+        if args.model not in MODELS or MODELS[args.model].repo is None:
+            raise ValueError(
+                "--deployment needs --model with a catalogue name (the Deployment loads the "
+                f"model by its repository: {', '.join(m for m in MODELS if MODELS[m].repo)})"
+            )
     return outputs
 
 
@@ -407,12 +418,15 @@ def write(args: argparse.Namespace, p, outputs: dict, extra=None) -> list[str]:
         for option, obj in (("--manifest", p.hpa), ("--keda", p.keda), ("--adapter", p.adapter)):
             if option in outputs:
                 out.file(outputs[option], to_yaml(obj))
+        if "--deployment" in outputs:  # the Deployment and its PodMonitor, one YAML stream
+            path, objects = outputs["--deployment"]
+            out.file(path, "---\n".join(to_yaml(o) for o in objects))
         if args.report:
             folder = out.directory(args.report)
             fill_report(p, folder, fmt=args.report_format, log=source.name)
             if extra is not None:
                 extra(folder)
-    return list(outputs.values())
+    return [v[0] if isinstance(v, tuple) else v for v in outputs.values()]
 
 
 def plan_json(args: argparse.Namespace, p, log) -> dict:

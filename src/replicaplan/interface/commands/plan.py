@@ -75,6 +75,20 @@ def add(sub) -> None:
     )
     fleet.add_fleet_options(pl)
     pl.add_argument(
+        "--deployment",
+        metavar="FILE",
+        help="also write the engine's Deployment (vLLM's OpenAI server with the plan's replica: "
+        "its GPUs, batch, token budget, context, probes from --startup) and the PodMonitor "
+        "that scrapes it, as one YAML file; needs --model (a catalogue name) and --engine vllm",
+    )
+    pl.add_argument(
+        "--image",
+        type=opt.image,
+        default=None,
+        help="the engine's container image for --deployment (default: vllm/vllm-openai:latest; "
+        "pin a release)",
+    )
+    pl.add_argument(
         "--replica",
         help="a replica file written by `replicaplan fit` (instead of --model/--gpu/timings)",
     )
@@ -107,8 +121,26 @@ def _run(args: argparse.Namespace, outputs: dict) -> str:
         )
     log, lengths = fleet.traffic(args)
     p = fleet.plan_of(args, log, lengths, model, price)
+    served = None
+    if args.deployment:
+        from replicaplan.planner.server import DEFAULT_IMAGE, workload
+
+        served, objects = workload(
+            model,
+            fleet.hardware("model", args.model),
+            lengths or log,
+            name=args.name,
+            namespace=args.namespace,
+            served_model=args.served_model or args.name,
+            replicas=p.min_replicas,
+            startup_min=args.startup,
+            image=args.image or DEFAULT_IMAGE,
+        )
+        outputs = {**outputs, "--deployment": (args.deployment, objects)}
     # everything is computed; only now is anything written
     written = fleet.write(args, p, outputs)
     if args.json:
-        return json.dumps(fleet.plan_json(args, p, log), indent=2)
-    return text(p, log=Path(args.log or args.rates).name) + fleet.written(written)
+        out = fleet.plan_json(args, p, log)
+        return json.dumps({**out, "server_command": served} if served else out, indent=2)
+    line = f"\nthe engine: {served}" if served else ""
+    return text(p, log=Path(args.log or args.rates).name) + line + fleet.written(written)
