@@ -13,6 +13,7 @@ import io
 import resource
 import time
 from contextlib import redirect_stderr, redirect_stdout
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, event, given, settings
@@ -167,3 +168,92 @@ def test_plan_exits_0_with_every_output_or_2_with_nothing(tmp_path_factory, traf
         assert message.startswith("replicaplan plan: error: ") and "\n" not in message, message
         assert "Traceback" not in message
         assert list(out.iterdir()) == [], argv
+
+
+# ------------------------------------------------------------------ outputs that harm nothing
+RATES = "minute,rate_rps\n" + "".join(f"{m},{2.0 + (m % 7)}\n" for m in range(30))
+
+TARGETS = ["fresh", "the input", "an existing file", "a folder", "a symlink to the input",
+           "a symlink to a file", "/dev/null", "a FIFO", "a missing folder"]  # fmt: skip
+
+
+def _digests(folder) -> dict:
+    """Every entry under ``folder`` (not following links): its kind and, for a file, a hash."""
+    import hashlib
+    import os
+
+    out = {}
+    for root, dirs, names in os.walk(folder):
+        for name in dirs + names:
+            path = os.path.join(root, name)
+            if os.path.islink(path):
+                out[path] = ("link", os.readlink(path))
+            elif os.path.isfile(path):
+                out[path] = ("file", hashlib.sha256(open(path, "rb").read()).hexdigest())
+            else:
+                out[path] = ("other", None)
+    return out
+
+
+def _target(kind: str, work, name: str, source):
+    import os
+
+    path = work / name
+    if kind == "the input":
+        return source
+    if kind == "an existing file":
+        path.write_text("an operator's own file\n")
+    elif kind == "a folder":
+        path.mkdir()
+    elif kind == "a symlink to the input":
+        path.symlink_to(source)
+    elif kind == "a symlink to a file":
+        (work / f"{name}.real").write_text("kept\n")
+        path.symlink_to(work / f"{name}.real")
+    elif kind == "/dev/null":
+        return "/dev/null"
+    elif kind == "a FIFO":
+        os.mkfifo(path)
+    elif kind == "a missing folder":
+        return work / "no-such-folder" / name
+    return path
+
+
+@pytest.mark.slow
+@settings(
+    max_examples=12,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(manifest=st.sampled_from(TARGETS), keda=st.sampled_from(TARGETS))
+def test_outputs_are_new_or_everything_is_as_it_was(tmp_path_factory, manifest, keda):
+    """Whatever the targets (the input itself, a device, a FIFO, a folder, a link, a missing
+    folder, an operator's file), the command ends with exit 0 and each output a new regular
+    file, or exit 2 with every file as it was (hash-compared) and no staging file left."""
+    work = tmp_path_factory.mktemp("targets")
+    source = work / "rates.csv"
+    source.write_text(RATES)
+    targets = {
+        "--manifest": _target(manifest, work, "hpa.yaml", source),
+        "--keda": _target(keda, work, "keda.yaml", source),
+    }
+    before = _digests(work)
+    argv = ["plan", "--rates", str(source), "--startup", "2"]
+    argv += [a for option, path in targets.items() for a in (option, str(path))]
+    stderr = io.StringIO()
+    with redirect_stdout(io.StringIO()), redirect_stderr(stderr):
+        code = main(argv)
+    after = _digests(work)
+    assert not [p for p in after if "/." in p], after  # no staging file
+    assert after[str(source)] == before[str(source)]  # the input is never touched
+    if code == 0:
+        for path in targets.values():
+            assert Path(path).is_file() and not Path(path).is_symlink()
+            assert "apiVersion" in Path(path).read_text()
+        changed = {p for p in after if before.get(p) != after[p]}
+        assert changed <= {str(p) for p in targets.values()}, changed
+    else:
+        assert code == 2, stderr.getvalue()
+        assert after == before, (argv, stderr.getvalue())
+        assert stderr.getvalue().count("\n") == 1

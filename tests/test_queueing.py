@@ -145,6 +145,9 @@ def test_the_closed_queue_never_holds_more_than_its_users():
     done = arrival + residence
     in_system = [(arrival[:i] <= a) & (done[:i] > a) for i, a in enumerate(arrival)]
     assert max(int(s.sum()) for s in in_system) <= users - 1
+    assert np.all(np.diff(arrival) >= 0)  # in arrival order: a send is never in the past
+    one, _ = qu.simulate_closed_mm1(users, 2.0, 1.0, 1, np.random.default_rng(4))
+    assert one.size == 1
     # the server is idle at the start: with a think time of 10 ms the first request, sent
     # before a second has passed, still takes only its service time
     arrival, residence = qu.simulate_closed_mm1(users, 2.0, 0.01, 10, np.random.default_rng(6))
