@@ -712,3 +712,17 @@ def test_a_plan_writes_the_engine_it_scales_and_its_scrape(capsys, tmp_path):
     assert main(["plan", "--log", str(SAMPLE_LOG), "--deployment", str(tmp_path / "x.yaml")]) == 2
     assert "--deployment needs --model with a catalogue name" in capsys.readouterr().err
     assert not (tmp_path / "x.yaml").exists()
+
+
+@pytest.mark.slow
+def test_the_operators_floor_and_kedas_timings_reach_the_objects(capsys, tmp_path):
+    files = ["--manifest", str(tmp_path / "h.yaml"), "--keda", str(tmp_path / "k.yaml")]
+    args = ["plan", "--log", str(SAMPLE_LOG), "--min-replicas", "3"]
+    args += ["--polling-interval", "15", "--cooldown-period", "600", *files, "--json"]
+    assert main(args) == 0
+    got = json.loads(capsys.readouterr().out)
+    hpa = yaml.safe_load((tmp_path / "h.yaml").read_text())
+    keda = yaml.safe_load((tmp_path / "k.yaml").read_text())
+    assert hpa["spec"]["minReplicas"] == keda["spec"]["minReplicaCount"] == 3
+    assert (keda["spec"]["pollingInterval"], keda["spec"]["cooldownPeriod"]) == (15, 600)
+    assert got["hpa_replay"]["paid_hours"] >= 3 * 59 / 60  # never under three for the hour

@@ -156,7 +156,8 @@ def test_an_output_tokens_price_is_the_cost_per_token_of_a_full_decode_batch():
     model = ReplicaModel()
     prices = cost.phase_prices(2.0, model)
     nu = model.batch / float(model.tpot(model.batch))
-    assert prices["output_per_million"] == pytest.approx(cost.cost_per_token(2.0, nu, 1.0) * 1e6)
+    expected = cost.cost_per_token(2.0, nu, 1.0) * 1e6
+    assert prices["output_per_million"] == pytest.approx(expected, rel=1e-12)
 
 
 def test_the_spot_map_refuses_each_kind_of_bad_entry():

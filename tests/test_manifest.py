@@ -429,3 +429,15 @@ def test_every_object_says_its_namespace():
     jsonschema.validate(keda, KEDA_SCHEMA)
     with pytest.raises(ValueError, match="namespace must be a DNS-1123 label"):
         mf.hpa_manifest("llm", 30, namespace="Serving")
+
+
+def test_kedas_polling_and_cooldown_are_written_when_given():
+    obj = mf.keda_scaled_object(
+        "llm", 30, min_replicas=1, max_replicas=4, polling_interval_s=15, cooldown_period_s=600
+    )
+    assert (obj["spec"]["pollingInterval"], obj["spec"]["cooldownPeriod"]) == (15, 600)
+    jsonschema.validate(obj, KEDA_SCHEMA)
+    plain = mf.keda_scaled_object("llm", 30, min_replicas=1, max_replicas=4)
+    assert "pollingInterval" not in plain["spec"] and "cooldownPeriod" not in plain["spec"]
+    with pytest.raises(ValueError, match="pollingInterval"):
+        mf.keda_scaled_object("llm", 30, min_replicas=1, max_replicas=4, polling_interval_s=0)

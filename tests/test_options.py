@@ -99,6 +99,9 @@ BAD = {
     "--dask": "scheduler",
     "--deployment": MISSING + ".yaml",
     "--image": "vllm openai",
+    "--min-replicas": "0",
+    "--polling-interval": "0",
+    "--cooldown-period": "-5",
 }
 # per command where a flag's bad value differs (a flag that takes another kind there)
 BAD_IN = {("search", "--gpu-price"): "tpu=2", ("capacity", "--model"): "gpu"}

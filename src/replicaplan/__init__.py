@@ -12,8 +12,8 @@ layer and the layers below it (``make test`` checks this with import-linter, see
 6 economics    cost, spot: the cost per token, a day priced, spot capacity
 5 simulation   fleet, control, day, capacity, published, benchfit: fleets over time, the
                day, the capacity sweep, the published measurements, a benchmark fitted
-4 autoscalers  hpa, kpa, controllers, manifest, engines, names: what decides the fleet, its
-               Kubernetes objects and the engines' metrics
+4 autoscalers  hpa, kpa, controllers, manifest, engines, names, workload: what decides the
+               fleet, its Kubernetes objects, the engines' metrics and the engine's Deployment
 3 traffic      loadgen, logs, synthetic, forecast: lengths and arrivals, a reader's logs, the
                reference day, forecasts
 2 serving      catalogue, replica, engine, trace, fluid, queueing, roofline, coldstart: one

@@ -272,6 +272,8 @@ def keda_scaled_object(
     namespace: str | None = None,
     fallback_replicas: int | None = None,
     query: str | None = None,
+    polling_interval_s: int | None = None,
+    cooldown_period_s: int | None = None,
 ) -> dict:
     """The KEDA ``ScaledObject`` (keda.sh/v1alpha1) equivalent to ``hpa_manifest``.
 
@@ -364,6 +366,10 @@ def keda_scaled_object(
             "triggers": triggers,
         },
     }
+    if polling_interval_s is not None:  # how often KEDA reads the trigger (its default: 30 s)
+        obj["spec"]["pollingInterval"] = _whole("pollingInterval", polling_interval_s, 1)
+    if cooldown_period_s is not None:  # the wait before scaling to zero (its default: 300 s)
+        obj["spec"]["cooldownPeriod"] = _whole("cooldownPeriod", cooldown_period_s, 0)
     if fallback_replicas is not None:
         obj["spec"]["fallback"] = {
             "failureThreshold": FALLBACK_FAILURES,

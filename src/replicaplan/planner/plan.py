@@ -185,7 +185,8 @@ def max_replicas_for(rate, mu_star_rps: float, target: float, low: int, given: i
         given = _check.integer("max_replicas", given, minimum=1)
         if given < low:
             raise ValueError(
-                f"max_replicas must be >= {low} (the quietest minute's fleet, the manifests' "
+                f"max_replicas must be >= {low} (the quietest minute's fleet or min_replicas, the "
+                "manifests' "
                 f"minReplicas), got {given}"
             )
         return given
@@ -204,6 +205,9 @@ def plan(
     startup_min: int = EXAMPLE.startup_min,
     short_budget: float | None = None,
     max_replicas: int | None = None,
+    min_replicas: int | None = None,
+    keda_polling_s: int | None = None,
+    keda_cooldown_s: int | None = None,
     price_per_gpu_hour: float | None = None,
     name: str = "llm",
     metric_name: str | None = None,
@@ -229,6 +233,9 @@ def plan(
     takes ``lengths`` or the Azure conversation mix. Errors, each naming the parameter: promises
     no load meets, a log shorter than the scale-down window, a log without requests. μ* is
     measured until its standard error is ``precision`` of it (``capacity.replicate``).
+    ``min_replicas`` replaces the quietest minute's fleet as the manifests' floor (the replays
+    keep to it); ``keda_polling_s`` and ``keda_cooldown_s`` go to the ScaledObject's
+    ``pollingInterval`` and ``cooldownPeriod`` (KEDA's defaults, 30 s and 300 s, when None).
     """
     model = model or ReplicaModel()
     if isinstance(traffic, TraceFile):
@@ -284,6 +291,8 @@ def plan(
     enough = days_covered(rate, start_s) >= SCHEDULE_MIN_DAYS
     table = schedule(rate, mu_star, target, start_s) if enough else None
     low = max(1, replicas_needed(float(rate.min()), mu_star, target))
+    if min_replicas is not None:  # the operator's floor, above or below the quietest minute's
+        low = _check.integer("min_replicas", min_replicas, minimum=1)
     high = max_replicas_for(rate, mu_star, target, low, max_replicas)
     up, down = behavior(rate, mu_star, target, startup_min)
     mix = lengths.length_mix() if isinstance(lengths, TraceFile) else lengths
@@ -318,6 +327,8 @@ def plan(
         lead_min=startup_min,
         # without a metric, the fleet the busiest minute needs (the always-on policy's)
         fallback_replicas=replicas_needed(float(rate.max()), mu_star, target),
+        polling_interval_s=keda_polling_s,
+        cooldown_period_s=keda_cooldown_s,
         query=query,
     )
     # the replays start where the policies' do: the first minute's fleet at the target

@@ -39,7 +39,7 @@ def max_model_len(lengths: TraceFile | LengthMix, limit: int | None = None) -> i
     ``limit`` (the model's ``max_context``: vLLM refuses a longer ``max_model_len``, and the
     log's longer requests would be refused by the server).
 
-    >>> from replicaplan.traffic.loadgen import TraceFile
+    >>> from replicaplan.traffic.logs import TraceFile
     >>> import numpy as np
     >>> max_model_len(TraceFile(np.zeros(2), np.array([100, 3000]), np.array([50, 200])))
     4096

@@ -137,6 +137,29 @@ def add_fleet_options(parser: argparse.ArgumentParser) -> None:
         "safety margin)",
     )
     parser.add_argument(
+        "--min-replicas",
+        type=opt.whole(1, opt.INT32_MAX),
+        default=None,
+        metavar="N",
+        help="the manifests' minReplicas, 1 to the API's int32 (default: the quietest minute's "
+        "fleet)",
+    )
+    parser.add_argument(
+        "--polling-interval",
+        type=opt.whole(1, 3600),
+        default=None,
+        metavar="S",
+        help="KEDA's pollingInterval, seconds from 1 to 3,600 (default: KEDA's, 30)",
+    )
+    parser.add_argument(
+        "--cooldown-period",
+        type=opt.whole(0, 86_400),
+        default=None,
+        metavar="S",
+        help="KEDA's cooldownPeriod, seconds from 0 to 86,400 (default: KEDA's, 300; it acts "
+        "only on a scale to zero)",
+    )
+    parser.add_argument(
         "--name",
         type=opt.object_name,
         default="llm",
@@ -389,6 +412,9 @@ def plan_of(args: argparse.Namespace, log, lengths, model, price_per_gpu_hour):
             startup_min=args.startup,
             short_budget=args.short_budget,
             max_replicas=args.max_replicas,
+            min_replicas=args.min_replicas,
+            keda_polling_s=args.polling_interval,
+            keda_cooldown_s=args.cooldown_period,
             price_per_gpu_hour=price_per_gpu_hour,
             name=args.name,
             metric_name=args.metric,
