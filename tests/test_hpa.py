@@ -733,3 +733,80 @@ def test_stabilization_windows_end_exactly_at_their_length():
 def test_limit_rate_scales_down_to_the_default_minimum_of_one():
     assert limit_rate(3, 0, [], 0.0) == 1
     assert limit_rate(0, 0, [], 0.0) == 0
+
+
+def test_the_average_of_a_pods_metric_is_floored_to_whole_milli_units():
+    """replica_calculator.go averages the pods' samples in milli-units with integer division:
+    1,000 m, 1,000 m and 1,001 m average 1,000 m, exactly the target, so with no tolerance the
+    count holds; the exact mean, 1,000.33 m, would ask for ⌈3 · 1.00033⌉ = 4."""
+    spec = MetricSpec("Pods", "AverageValue", 1.0)
+    pods = [Pod(value=1.0), Pod(value=1.0), Pod(value=1.001)]
+    assert desired_replicas(spec, 3, pods=pods, tolerances=Tolerances(0.0, 0.0)) == 3
+
+
+def test_pending_pods_count_only_on_a_scale_up():
+    """At a usage ratio of exactly 1, Pending pods are not counted as idle (upstream: only when
+    the ratio exceeds 1): two pods at the target with two Pending keep four."""
+    spec = MetricSpec("Pods", "AverageValue", 10.0)
+    pods = [Pod(value=10.0), Pod(value=10.0), Pod(phase="Pending"), Pod(phase="Pending")]
+    assert desired_replicas(spec, 4, pods=pods) == 4
+
+
+def test_a_count_above_the_maximum_is_brought_down_and_one_at_it_decides():
+    """At maxReplicas the controller decides as usual (a scale-down is allowed); only above it
+    is the count clamped."""
+    down = Rules((ScalingPolicy("Percent", 100, 15),), "Max", 0.0)
+    auto = HorizontalAutoscaler(target=10.0, replicas=5, max_replicas=5, down=down)
+    assert auto.apply(0.0, 2) == 2
+    over = HorizontalAutoscaler(target=10.0, replicas=7, max_replicas=5, down=down)
+    assert over.apply(0.0, 7) == 5
+
+
+def test_the_rules_and_pods_cannot_be_changed():
+    import dataclasses
+
+    for obj, field in (
+        (Pod(), "value"),
+        (ScalingPolicy("Pods", 1, 15), "value"),
+        (Rules.default_up(), "select"),
+        (Tolerances(), "scale_up"),
+        (MetricSpec("Pods", "AverageValue", 1.0), "target"),
+    ):
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            setattr(obj, field, None)
+    assert ScalingPolicy("Pods", 1, 15).value == 1  # one pod a period is a policy
+
+
+def test_the_default_up_window_is_none_and_the_plain_path_keeps_exactly_300_s():
+    # behavior's default scale-up window is 0 s: a rise acts at once, whatever came 0.5 s before
+    assert stabilize(2, 5, [(9.5, 2)], 10.0) == 5
+    # without behavior, a recommendation 300 s old still counts, one 300.5 s old does not
+    assert stabilize_without_behavior(2, [(0.0, 9)], 300.0) == 9
+    assert stabilize_without_behavior(2, [(0.0, 9)], 300.5) == 2
+    auto = HorizontalAutoscaler(target=10.0, replicas=9, behavior=False)
+    auto.history.append((0.0, 9))
+    assert auto.apply(300.5, 2) == 2
+
+
+def test_a_step_without_pending_pods_reads_the_pods_it_is_given():
+    """Two pods at 15 against 10: ⌈2 · 1.5⌉ = 3, from a controller that starts at two."""
+    auto = HorizontalAutoscaler(target=10.0, replicas=2)
+    assert auto.step(0.0, [15.0, 15.0]) == 3
+    assert HorizontalAutoscaler(target=10.0).replicas == 1  # a Deployment's default replicas
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda: desired_replicas(MetricSpec("External", "Value", 1.0), -1, value=1.0),
+        lambda: stabilize(-1, 2, [], 0.0),
+        lambda: stabilize(2, -1, [], 0.0),
+        lambda: stabilize_without_behavior(-1, [], 0.0),
+        lambda: limit_rate(2, -1, [], 0.0),
+        lambda: limit_rate(-1, 2, [], 0.0),
+        lambda: HorizontalAutoscaler(target=1.0, max_replicas=0),
+    ],
+)
+def test_negative_counts_are_refused(call):
+    with pytest.raises(ValueError):
+        call()

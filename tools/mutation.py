@@ -98,17 +98,20 @@ def _print_survivors(report: dict) -> None:
         print(f"  {report['module']}:{row}:{col} {operator.removeprefix('core/')}: {text}")
 
 
-def run(module: str, tests: list[str]) -> dict:
+def run(module: str, tests: list[str], *, execute: bool = True) -> dict:
+    """Mutate ``module`` and run ``tests`` on each mutant (or, without ``execute``, read the
+    session a previous run left) and score it."""
     OUT.mkdir(parents=True, exist_ok=True)
     config = _config(module, tests)
     session = config.with_suffix(".sqlite")
-    session.unlink(missing_ok=True)
     cr = str(BIN / "cosmic-ray")
-    subprocess.run([cr, "init", str(config), str(session)], check=True, cwd=ROOT)
-    subprocess.run(
-        [str(BIN / "cr-filter-operators"), str(session), str(config)], check=True, cwd=ROOT
-    )
-    subprocess.run([cr, "exec", str(config), str(session)], check=True, cwd=ROOT)
+    if execute:
+        session.unlink(missing_ok=True)
+        subprocess.run([cr, "init", str(config), str(session)], check=True, cwd=ROOT)
+        subprocess.run(
+            [str(BIN / "cr-filter-operators"), str(session), str(config)], check=True, cwd=ROOT
+        )
+        subprocess.run([cr, "exec", str(config), str(session)], check=True, cwd=ROOT)
     dump = subprocess.run(
         [cr, "dump", str(session)], capture_output=True, text=True, check=True, cwd=ROOT
     )
@@ -147,11 +150,17 @@ def run(module: str, tests: list[str]) -> dict:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("modules", nargs="*", help=f"of {', '.join(MODULES)} (default: all)")
+    parser.add_argument(
+        "--report-only",
+        action="store_true",
+        help="score the sessions a previous run left in _build/mutation, without running",
+    )
     args = parser.parse_args(argv)
     for module in args.modules:
         if module not in MODULES:
             parser.error(f"{module}: not one of {', '.join(MODULES)}")
-    rows = [run(m, MODULES[m]) for m in args.modules or MODULES]
+    chosen = args.modules or list(MODULES)
+    rows = [run(m, MODULES[m], execute=not args.report_only) for m in chosen]
     print(f"{'module':28} {'mutants':>8} {'killed':>7} {'equiv.':>7} {'score':>7}")
     for r in rows:
         print(
