@@ -726,3 +726,34 @@ def test_the_operators_floor_and_kedas_timings_reach_the_objects(capsys, tmp_pat
     assert hpa["spec"]["minReplicas"] == keda["spec"]["minReplicaCount"] == 3
     assert (keda["spec"]["pollingInterval"], keda["spec"]["cooldownPeriod"]) == (15, 600)
     assert got["hpa_replay"]["paid_hours"] >= 3 * 59 / 60  # never under three for the hour
+
+
+def test_a_process_forked_during_a_command_gets_the_signals_own_dispositions():
+    """A pool's worker forked while the command's stop handlers are in place dies of SIGTERM in
+    the kernel (a pool's terminate() relies on it), and takes Ctrl-C as Python does."""
+    import os
+    import signal
+
+    from replicaplan.interface import cli
+
+    previous = {s: signal.signal(s, cli._stop) for s in cli.STOP_SIGNALS}
+    cli._STOP_HANDLERS.append(True)
+    read, write = os.pipe()
+    try:
+        pid = os.fork()
+        if pid == 0:  # the child: report its dispositions, then leave at once
+            ok = (
+                signal.getsignal(signal.SIGTERM) == signal.SIG_DFL
+                and signal.getsignal(signal.SIGALRM) == signal.SIG_DFL
+                and signal.getsignal(signal.SIGINT) is signal.default_int_handler
+            )
+            os.write(write, b"1" if ok else b"0")
+            os._exit(0)
+        os.waitpid(pid, 0)
+        assert os.read(read, 1) == b"1"
+    finally:
+        cli._STOP_HANDLERS.clear()
+        for s, handler in previous.items():
+            signal.signal(s, handler)
+        os.close(read)
+        os.close(write)

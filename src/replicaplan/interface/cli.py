@@ -65,6 +65,22 @@ never asked to stop (seen: a search that kept running for minutes after one Ctrl
 load, in the test that sends it)."""
 
 
+def _child_defaults() -> None:
+    """In a process forked while a command runs (a pool's worker): the signals' own dispositions
+    back, so that a pool's terminate() (SIGTERM) kills the worker in the kernel, as
+    multiprocessing expects, with no Python code to run first (a worker blocked on the pool's
+    queue lock could not run it: seen as a pool that never finished terminating)."""
+    if _STOP_HANDLERS:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        signal.signal(signal.SIGALRM, signal.SIG_DFL)
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
+_STOP_HANDLERS: list = []
+"""Non-empty while ``main`` has its stop handlers installed."""
+os.register_at_fork(after_in_child=_child_defaults)
+
+
 def _stop(signum, frame):
     if os.getpid() != _MAIN_PID:  # a forked worker (a pool's): die as the signal would have it
         signal.signal(signum, signal.SIG_DFL)
@@ -86,6 +102,7 @@ def main(argv: list[str] | None = None) -> int:
     _MAIN_PID = os.getpid()
     _STOP.clear()
     previous = {s: signal.signal(s, _stop) for s in STOP_SIGNALS}
+    _STOP_HANDLERS.append(True)
     try:
         result = args.run(args)
     except ValueError as err:
@@ -101,6 +118,7 @@ def main(argv: list[str] | None = None) -> int:
         return 143
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
+        _STOP_HANDLERS.clear()
         for s, handler in previous.items():
             signal.signal(s, handler)
     text, status = result if isinstance(result, tuple) else (result, 0)
