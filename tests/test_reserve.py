@@ -102,3 +102,16 @@ def test_scale_to_zero_saves_nothing_when_the_silence_is_shorter_than_the_start_
     out = rs.scale_to_zero(idle_s=300, startup_s=480, price_per_replica_hour=2.0)
     assert out["saved_eur"] == 0.0 and not out["worth_it"]
     assert out["first_ttft_penalty_s"] == 480
+
+
+def test_the_ramp_reserve_at_a_whole_number_of_replicas():
+    """A ramp that adds exactly ρ*μ* = 6.4 req/s over the start-up asks for exactly one spare;
+    one that adds 6.5 asks for two (⌈1.016⌉): the ceiling sits on the edge, where a slope or a
+    start-up counted in other units than the seconds of the other would move it."""
+    flat = np.full(5, 10.0)
+    exact = np.r_[flat, 10.0 + 0.8 * np.arange(1, 9), np.full(5, 16.4)]  # +6.4 over 8 minutes
+    above = np.r_[flat, 10.0 + 0.8125 * np.arange(1, 9), np.full(5, 16.5)]  # +6.5
+    assert rs.steepest_ramp_reserve(exact, 8.0, 0.8, 8) == 1
+    assert rs.steepest_ramp_reserve(above, 8.0, 0.8, 8) == 2
+    with pytest.raises(ValueError, match="startup_min"):
+        rs.steepest_ramp_reserve(exact, 8.0, 0.8, -1)
