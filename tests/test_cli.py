@@ -518,20 +518,18 @@ def test_an_interrupt_while_writing_leaves_nothing_and_exits_130(capsys, tmp_pat
     assert list(tmp_path.iterdir()) == []
 
 
-@pytest.mark.slow
-def test_ctrl_c_on_a_running_search_exits_130_with_one_line(tmp_path):
-    """A real SIGINT, as a terminal sends it, once the search has reported its first screened
-    candidate on the terminal (its own progress, not a clock): exit status 130, one line on
-    stderr, no traceback, nothing written."""
+def _signal_a_running_search(tmp_path, signum) -> tuple[int, list[str], str]:
+    """Start a search whose standard error is a terminal, send ``signum`` once it reports its
+    first screened candidate there (its own progress, not a clock), and drain the terminal
+    until it exits: (exit status, its non-empty lines, everything it wrote)."""
     import os
     import pty
     import select
-    import signal
     import time
 
     files = ["--manifest", str(tmp_path / "h.yaml"), "--report", str(tmp_path / "report")]
     command = ["search", "--log", str(SAMPLE_LOG), "--model", "llama-3-8b", "--jobs", "1"]
-    main, terminal = pty.openpty()  # stderr a terminal: the search draws its progress bar
+    main_fd, terminal = pty.openpty()  # stderr a terminal: the search draws its progress bar
     proc = subprocess.Popen(
         [sys.executable, "-m", "replicaplan.interface.cli", *command, *files],
         stderr=terminal,
@@ -541,17 +539,17 @@ def test_ctrl_c_on_a_running_search_exits_130_with_one_line(tmp_path):
     os.close(terminal)
     seen = b""
     while b"screening" not in seen:
-        ready, _, _ = select.select([main], [], [], 120)
+        ready, _, _ = select.select([main_fd], [], [], 120)
         assert ready, f"no progress in 120 s: {seen!r}"
-        seen += os.read(main, 4096)
-    proc.send_signal(signal.SIGINT)
+        seen += os.read(main_fd, 4096)
+    proc.send_signal(signum)
     # keep draining the terminal until the process has gone: a progress bar nobody reads fills
     # the terminal's buffer, and the process would block writing its last line
     rest, deadline = b"", time.monotonic() + 120
     while time.monotonic() < deadline:
-        if select.select([main], [], [], 0.2)[0]:
+        if select.select([main_fd], [], [], 0.2)[0]:
             try:
-                chunk = os.read(main, 65536)
+                chunk = os.read(main_fd, 65536)
             except OSError:  # the terminal closed with the process
                 chunk = b""
             rest += chunk
@@ -560,11 +558,22 @@ def test_ctrl_c_on_a_running_search_exits_130_with_one_line(tmp_path):
         if proc.poll() is not None:
             break
     proc.communicate(timeout=10)
-    os.close(main)
-    assert proc.returncode == 130, rest
-    lines = [x for x in rest.decode().replace("\r", "\n").splitlines() if x.strip()]
+    os.close(main_fd)
+    text = rest.decode()
+    lines = [x for x in text.replace("\r", "\n").splitlines() if x.strip()]
+    return proc.returncode, lines, text
+
+
+@pytest.mark.slow
+def test_ctrl_c_on_a_running_search_exits_130_with_one_line(tmp_path):
+    """A real SIGINT, as a terminal sends it, during a search: exit status 130, one line on
+    stderr, no traceback, nothing written."""
+    import signal
+
+    code, lines, text = _signal_a_running_search(tmp_path, signal.SIGINT)
+    assert code == 130, text
     assert lines[-1] == "replicaplan search: interrupted; nothing written"
-    assert "Traceback" not in rest.decode()
+    assert "Traceback" not in text
     assert list(tmp_path.iterdir()) == []
 
 
@@ -629,48 +638,14 @@ def test_what_the_api_or_the_engine_would_refuse_is_refused_by_its_flag(capsys, 
 
 @pytest.mark.slow
 def test_sigterm_on_a_running_search_exits_143_and_leaves_nothing(tmp_path):
-    """SIGTERM (a kill, a container stopped) once the search reports progress: exit 143, one
-    line, nothing written and no staging file left in the outputs' folder."""
-    import os
-    import pty
-    import select
+    """SIGTERM (a kill, a container stopped) during a search: exit 143, one line, nothing
+    written and no staging file left in the outputs' folder."""
     import signal
-    import time
 
-    files = ["--manifest", str(tmp_path / "h.yaml"), "--report", str(tmp_path / "report")]
-    command = ["search", "--log", str(SAMPLE_LOG), "--model", "llama-3-8b", "--jobs", "1"]
-    main_fd, terminal = pty.openpty()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "replicaplan.interface.cli", *command, *files],
-        stderr=terminal,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    os.close(terminal)
-    seen = b""
-    while b"screening" not in seen:
-        ready, _, _ = select.select([main_fd], [], [], 120)
-        assert ready, f"no progress in 120 s: {seen!r}"
-        seen += os.read(main_fd, 4096)
-    proc.send_signal(signal.SIGTERM)
-    rest, deadline = b"", time.monotonic() + 120
-    while time.monotonic() < deadline:
-        if select.select([main_fd], [], [], 0.2)[0]:
-            try:
-                chunk = os.read(main_fd, 65536)
-            except OSError:
-                chunk = b""
-            rest += chunk
-            if chunk:
-                continue
-        if proc.poll() is not None:
-            break
-    proc.communicate(timeout=10)
-    os.close(main_fd)
-    assert proc.returncode == 143, rest
-    lines = [x for x in rest.decode().replace("\r", "\n").splitlines() if x.strip()]
+    code, lines, text = _signal_a_running_search(tmp_path, signal.SIGTERM)
+    assert code == 143, text
     assert lines[-1] == "replicaplan search: terminated; nothing written"
-    assert "Traceback" not in rest.decode()
+    assert "Traceback" not in text
     assert list(tmp_path.iterdir()) == []
 
 

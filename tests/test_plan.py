@@ -18,7 +18,6 @@ from replicaplan.traffic import logs
 from replicaplan.traffic.synthetic import noisy_days
 
 SAMPLE = Path(__file__).resolve().parents[1] / "data" / "azure-llm-inference-2023"
-PRICE = {"price_per_replica_hour": 2.0, "tokens_per_request": 200.0}
 
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -28,9 +27,6 @@ SAMPLE_LOG = ROOT / "data/azure-llm-inference-2023/conv_sample.csv"
 
 
 WEEK = ROOT / "data/synthetic-week/rates.csv"
-
-
-K8S = "1.33"  # the Kubernetes version whose OpenAPI schema the manifests are checked against
 
 
 HAND_WRITTEN_HPA = """

@@ -1,59 +1,11 @@
 """The schedule learned from earlier days and placed on the clock (planner/schedule.py)."""
 
 import math
-from pathlib import Path
 
 import numpy as np
 
 from replicaplan.planner import plan
 from replicaplan.planner import schedule as schedule_mod
-
-SAMPLE = Path(__file__).resolve().parents[1] / "data" / "azure-llm-inference-2023"
-PRICE = {"price_per_replica_hour": 2.0, "tokens_per_request": 200.0}
-
-
-ROOT = Path(__file__).resolve().parents[1]
-
-
-SAMPLE_LOG = ROOT / "data/azure-llm-inference-2023/conv_sample.csv"
-
-
-WEEK = ROOT / "data/synthetic-week/rates.csv"
-
-
-K8S = "1.33"  # the Kubernetes version whose OpenAPI schema the manifests are checked against
-
-
-HAND_WRITTEN_HPA = """
-apiVersion: autoscaling/v2
-kind: HorizontalPodAutoscaler
-metadata: {name: llm}
-spec:
-  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: llm}
-  minReplicas: 2
-  maxReplicas: 9
-  metrics:
-  - type: Pods
-    pods:
-      metric: {name: requests_in_flight}
-      target: {type: AverageValue, averageValue: "12500m"}
-  behavior:
-    scaleUp:
-      stabilizationWindowSeconds: 0
-      policies: [{type: Pods, value: 3, periodSeconds: 60}]
-    scaleDown:
-      stabilizationWindowSeconds: 240
-      policies: [{type: Percent, value: 50, periodSeconds: 60}]
-"""
-
-
-SCHEDULE_WINS_STARTUP_MIN = 18
-
-
-FULL_CODE = (
-    Path(__file__).resolve().parents[2]
-    / "shared/data/azure-llm-inference-2023/AzureLLMInferenceTrace_code.csv"
-)
 
 
 def three_days():
