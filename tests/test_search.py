@@ -277,11 +277,8 @@ def test_the_answer_on_both_azure_traces_is_one_vllm_starts(trace, capsys):
     args += ["--served-model", "meta-llama/Meta-Llama-3-8B-Instruct", "--namespace", "serving"]
     assert main([*args, "--json"]) == 0
     got = json.loads(capsys.readouterr().out)
-    context = int(
-        shlex.split(got["server_command"])[
-            shlex.split(got["server_command"]).index("--max-model-len") + 1
-        ]
-    )
+    argv = shlex.split(got["server_command"])
+    context = int(argv[argv.index("--max-model-len") + 1])
     for row in got["candidates"]:
         refusal = vllm_refusal(
             row["batch"], row["token_budget"], row["prefill"] == "chunked", context
@@ -293,7 +290,6 @@ def test_the_answer_on_both_azure_traces_is_one_vllm_starts(trace, capsys):
         vllm_refusal(best["batch"], best["token_budget"], best["prefill"] == "chunked", context)
         is None
     )
-    argv = shlex.split(got["server_command"])
     flags = dict(zip(argv[3::2], argv[4::2], strict=False))
     assert flags["--tensor-parallel-size"] == str(best["gpus"])
     assert flags["--max-num-seqs"] == str(best["batch"])
