@@ -26,6 +26,22 @@ def test_fork_map_is_the_serial_loop_and_runs_in_other_processes(monkeypatch):
     assert all(name != multiprocessing.current_process().name for _, name in got)
 
 
+@pytest.mark.parametrize("workers", [1, 3])
+def test_progress_rises_once_per_item_to_one_and_workers_bound_the_processes(workers):
+    """Five items: progress reports 1/5, 2/5, … 1 in order, serial or forked, and at most
+    ``workers`` distinct processes did the work."""
+    seen = []
+    got = parallel.fork_map(
+        lambda k: (k * k, multiprocessing.current_process().name),
+        range(5),
+        workers=workers,
+        progress=seen.append,
+    )
+    assert [v for v, _ in got] == [0, 1, 4, 9, 16]
+    assert seen == [1 / 5, 2 / 5, 3 / 5, 4 / 5, 1.0]
+    assert len({name for _, name in got}) <= workers
+
+
 def test_the_operating_point_and_measured_replica_do_not_depend_on_the_cores(monkeypatch):
     """The planner's two sweeps, on one core and on two: equal to the last bit."""
     model = ReplicaModel()

@@ -4,7 +4,7 @@ import math
 
 import numpy as np
 import pytest
-from test_schedule import three_days
+from test_forecast import three_days
 
 from replicaplan.planner import plan
 

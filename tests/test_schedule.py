@@ -3,25 +3,10 @@
 import math
 
 import numpy as np
+from test_forecast import three_days
 
 from replicaplan.planner import plan
-from replicaplan.planner import schedule as schedule_mod
-
-
-def three_days():
-    """Day 0 at 1 req/s with a 5 req/s minute at 10:07, day 1 at 2 req/s with 9 at 10:30,
-    day 2 at 3 req/s with 1 at 10:00 (a quiet hour's busiest minute is the plain rate)."""
-    rate = np.concatenate([np.full(1440, 1.0), np.full(1440, 2.0), np.full(1440, 3.0)])
-    rate[10 * 60 + 7] = 5.0
-    rate[1440 + 10 * 60 + 30] = 9.0
-    return rate
-
-
-def test_the_learned_forecast_uses_only_earlier_days():
-    fc = plan.learned_forecast(three_days())
-    assert np.all(fc[:1440] == 0)  # day 0 has no history
-    assert fc[1440 + 10 * 60] == 5.0 and fc[1440 + 9 * 60] == 1.0  # day 1 learns from day 0
-    assert fc[2880 + 10 * 60 + 59] == (5.0 + 9.0) / 2 and fc[2880 + 3 * 60] == (1 + 2) / 2
+from replicaplan.traffic import forecast
 
 
 def test_the_schedule_is_placed_on_the_clock():
@@ -29,11 +14,11 @@ def test_the_schedule_is_placed_on_the_clock():
     rate = np.zeros(2 * 1440)
     rate[0] = 20.0  # 12:00 on day 0
     rate[1440] = 12.0  # 12:00 on day 1
-    assert plan.days_covered(rate, start_s=12 * 3600) == 3
+    assert forecast.days_covered(rate, start_s=12 * 3600) == 3
     table = plan.schedule(rate, 8.0, 0.8, start_s=12 * 3600)
     # hour 12 seen on days 0 and 1 (mean 16 req/s): ⌈16/6.4⌉ = 3; every other hour: 0
     assert table[12] == 3 and sum(table) == 3
-    fc = plan.learned_forecast(rate, start_s=12 * 3600)
+    fc = forecast.learned_forecast(rate, start_s=12 * 3600)
     assert fc[1440] == 20.0  # day 1's 12:00 hour learned from day 0's
 
 
@@ -53,8 +38,8 @@ def test_one_days_burst_does_not_move_the_schedule():
     rate[2 * 1440 + 13 * 60] = 60.0
     assert plan.schedule(rate[: 5 * 1440], 8.0, 0.8)[13] == 1
     assert math.ceil((4 * 4 + 60) / 5 / 6.4) == 3
-    assert plan.learned_forecast(rate)[5 * 1440 + 13 * 60] == 4.0
-    assert schedule_mod.pooled_mean_forecast(rate)[5 * 1440 + 13 * 60] == (4 * 4 + 60) / 5
+    assert forecast.learned_forecast(rate)[5 * 1440 + 13 * 60] == 4.0
+    assert forecast.pooled_mean_forecast(rate)[5 * 1440 + 13 * 60] == (4 * 4 + 60) / 5
 
 
 def test_two_weeks_are_learned_by_weekday():
@@ -63,7 +48,7 @@ def test_two_weeks_are_learned_by_weekday():
     at 13:00 on Monday to Friday and 2 at the weekend (⌈20/6.4⌉, ⌈8/6.4⌉); the second week's
     Saturday forecasts from the first Saturday, its Monday from the first Monday."""
     start = 1704067200.0
-    assert schedule_mod.weekdays(14, start)[:7].tolist() == [1, 2, 3, 4, 5, 6, 0]
+    assert forecast.weekdays(14, start)[:7].tolist() == [1, 2, 3, 4, 5, 6, 0]
     rate = np.full(14 * 1440, 2.0)
     for d in range(14):
         rate[d * 1440 + 13 * 60] = 8.0 if d % 7 in (5, 6) else 20.0
@@ -71,7 +56,7 @@ def test_two_weeks_are_learned_by_weekday():
     assert len(table) == 168
     assert [table[24 * w + 13] for w in range(7)] == [2, 4, 4, 4, 4, 4, 2]
     assert table[24 * 3 + 12] == 1
-    fc = plan.learned_forecast(rate, start_s=start)
+    fc = forecast.learned_forecast(rate, start_s=start)
     assert fc[12 * 1440 + 13 * 60] == 8.0  # Saturday of week 2 learns from the first Saturday
     assert fc[7 * 1440 + 13 * 60] == 20.0  # Monday of week 2 from the first Monday
     assert fc[5 * 1440 + 13 * 60] == 20.0  # the first Saturday has no Saturday: all days before

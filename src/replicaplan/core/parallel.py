@@ -8,8 +8,9 @@ bit for bit (tested); only the time changes.
 
 It runs the loop serially where forking would not pay or not be safe: one item, one core,
 ``REPLICAPLAN_JOBS=1`` in the environment, a platform without ``fork``, or inside a process
-that is itself a worker of a pool (the configuration search's, a Dask worker), which already
-uses the cores.
+that is itself a worker of a pool (this one's, a Dask worker), which already uses the cores.
+It is the package's one process pool: the capacity sweeps, the plan's replays and the
+configuration search all run on it.
 
 Layer: core.
 """
@@ -43,16 +44,28 @@ def jobs() -> int:
         return os.cpu_count() or 1
 
 
-def fork_map(fn, items) -> list:
-    """``[fn(x) for x in items]``, on ``jobs()`` forked processes when that can help."""
+def fork_map(fn, items, *, workers: int | None = None, progress=None) -> list:
+    """``[fn(x) for x in items]``, on forked processes when that can help: ``workers`` of them
+    (``jobs()`` when None), never more than the items. ``progress``, if given, is called with
+    the share of items done (0 to 1] after each one, in order."""
     global _TASK
     items = list(items)
-    n = min(jobs(), len(items))
+    n = min(jobs() if workers is None else workers, len(items))
     if n <= 1 or "fork" not in multiprocessing.get_all_start_methods():
-        return [fn(x) for x in items]
+        out = []
+        for k, x in enumerate(items):
+            out.append(fn(x))
+            if progress is not None:
+                progress((k + 1) / len(items))
+        return out
     _TASK = fn
     try:
         with multiprocessing.get_context("fork").Pool(n) as pool:
-            return pool.map(_call, items, chunksize=1)
+            out = []
+            for k, result in enumerate(pool.imap(_call, items, chunksize=1)):
+                out.append(result)
+                if progress is not None:
+                    progress((k + 1) / len(items))
+            return out
     finally:
         _TASK = None

@@ -53,20 +53,14 @@ from replicaplan.planner.replay import (
     startup_sensitivity,
 )
 from replicaplan.planner.reserve import largest_step_reserve, spares_for, steepest_ramp_reserve
-from replicaplan.planner.schedule import (
-    SCHEDULE_MIN_DAYS,
-    WEEKDAY_MIN_DAYS,
-    days_covered,
-    learned_forecast,
-    schedule,
-    weekdays,
-)
+from replicaplan.planner.schedule import SCHEDULE_MIN_DAYS, schedule
 from replicaplan.serving.catalogue import replica_hour_price
 from replicaplan.serving.fluid import MeasuredReplica, replicas_needed
 from replicaplan.serving.replica import ReplicaModel
 from replicaplan.simulation.capacity import QUOTA, TPOT_SLO_S, TTFT_SLO_S
 from replicaplan.simulation.control import FleetRun
 from replicaplan.simulation.day import SCALE_DOWN_WINDOW_MIN
+from replicaplan.traffic.forecast import WEEKDAY_MIN_DAYS, days_covered, learned_forecast, weekdays
 from replicaplan.traffic.loadgen import AZURE_CONVERSATION, LengthMix
 from replicaplan.traffic.logs import TraceFile
 

@@ -15,16 +15,16 @@ from replicaplan.core import _check
 from replicaplan.core.example import EXAMPLE
 from replicaplan.economics.cost import PricedPolicy, price_day
 from replicaplan.planner.reserve import spares_for
-from replicaplan.planner.schedule import (
-    SCHEDULE_MIN_DAYS,
+from replicaplan.planner.schedule import SCHEDULE_MIN_DAYS
+from replicaplan.serving.fluid import replicas_needed
+from replicaplan.simulation.capacity import QUOTA
+from replicaplan.simulation.day import DayPolicy, DayResult, run_policies
+from replicaplan.traffic.forecast import (
     day_and_hour,
     days_covered,
     learned_forecast,
     pooled_mean_forecast,
 )
-from replicaplan.serving.fluid import replicas_needed
-from replicaplan.simulation.capacity import QUOTA
-from replicaplan.simulation.day import DayPolicy, DayResult, run_policies
 
 
 # ------------------------------------------------------------------ the log's traffic replayed

@@ -21,12 +21,11 @@ from __future__ import annotations
 
 import itertools
 import math
-import os
 from dataclasses import dataclass, replace
 
 import numpy as np
 
-from replicaplan.core import _check
+from replicaplan.core import _check, parallel
 from replicaplan.core.example import EXAMPLE
 from replicaplan.planner.grid import (
     SEARCH_BATCHES,
@@ -316,7 +315,7 @@ def search(
     """Screen ``candidates`` (the default ``grid()``) for ``traffic`` (a log or a per-minute
     rate series, with ``lengths`` or the Azure conversation mix) and pick the answer.
 
-    ``jobs`` processes on this machine (default: the CPUs; 1 runs in this process), or the Dask
+    ``jobs`` processes on this machine (default: ``core.parallel.jobs()``, the CPUs this process may use; 1 runs in this process), or the Dask
     cluster at ``dask`` (a scheduler address, or a ``distributed.Client``). ``progress``, if
     given, is called with the share done after each candidate."""
     settings = settings or Settings()
@@ -358,29 +357,10 @@ def search(
 
 
 def _run(work, jobs, dask, progress) -> list[Outcome]:
-    n = len(work)
     if dask is not None:
         return _run_dask(work, dask, progress)
-    jobs = (os.cpu_count() or 1) if jobs is None else _check.integer("jobs", jobs, minimum=1)
-    if jobs == 1 or n == 1:
-        out = []
-        for k, args in enumerate(work):
-            out.append(evaluate(*args))
-            if progress is not None:
-                progress((k + 1) / n)
-        return out
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
-
-    # fork: the workers inherit the imported package (no re-import per worker)
-    context = multiprocessing.get_context("fork")
-    with ProcessPoolExecutor(max_workers=min(jobs, n), mp_context=context) as pool:
-        out = []
-        for k, outcome in enumerate(pool.map(_evaluate_args, work, chunksize=1)):
-            out.append(outcome)
-            if progress is not None:
-                progress((k + 1) / n)
-        return out
+    jobs = None if jobs is None else _check.integer("jobs", jobs, minimum=1)
+    return parallel.fork_map(_evaluate_args, work, workers=jobs, progress=progress)
 
 
 def _run_dask(work, dask, progress) -> list[Outcome]:
