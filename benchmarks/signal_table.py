@@ -14,10 +14,10 @@ from replicaplan.core.example import EXAMPLE as E
 from replicaplan.planner import signals as S
 from replicaplan.planner.calibration import measured_replica
 from replicaplan.planner.operating import operating_point
+from replicaplan.scenarios.synthetic import reference_traffic
 from replicaplan.serving.fluid import FluidReplica
 from replicaplan.serving.replica import ReplicaModel
 from replicaplan.simulation.control import per_second
-from replicaplan.traffic.synthetic import reference_traffic
 
 ROOT = Path(__file__).resolve().parents[1]
 FULL = ROOT.parent / "shared" / "data" / "azure-llm-inference-2023"

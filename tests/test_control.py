@@ -4,9 +4,9 @@ import pytest
 from replicaplan.autoscalers.controllers import KPA, Fixed, HPAOn, Proportional
 from replicaplan.autoscalers.hpa import Rules, ScalingPolicy
 from replicaplan.core.example import EXAMPLE
+from replicaplan.scenarios.synthetic import reference_traffic
 from replicaplan.serving.fluid import FluidReplica
 from replicaplan.simulation.control import per_second, simulate_fleet
-from replicaplan.traffic.synthetic import reference_traffic
 
 L_STAR = EXAMPLE.concurrency_target
 
@@ -102,7 +102,7 @@ def test_bad_input(call, name):
 def test_utilization_against_concurrency_on_steady_traffic():
     """At a steady 40 req/s the concurrency target holds λ/(ρ*μ*) = 6.25 replicas; the
     utilization signal, saturated long before the replicas are, keeps asking for more."""
-    from replicaplan.simulation.control import utilization_against_concurrency
+    from replicaplan.scenarios.studies import utilization_against_concurrency
 
     on_util, on_conc = utilization_against_concurrency(np.full(3600, 40.0))
     steady = on_conc.ready[-600:].mean()

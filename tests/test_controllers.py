@@ -3,7 +3,7 @@
 import numpy as np
 
 from replicaplan.autoscalers.controllers import ExactTraffic, Fixed, Metrics, Proportional
-from replicaplan.traffic.synthetic import reference_traffic
+from replicaplan.scenarios.synthetic import reference_traffic
 
 
 def test_exact_traffic_scales_down_only_after_the_window():

@@ -4,8 +4,8 @@ import sympy as sp
 
 from replicaplan.core import symbols as S
 from replicaplan.economics import cost
+from replicaplan.scenarios.studies import policy_table
 from replicaplan.serving.replica import ReplicaModel
-from replicaplan.simulation.day import policy_table
 
 
 def test_symbolic_forms():

@@ -5,9 +5,10 @@ import pytest
 
 from replicaplan.interface.report import event_request_line
 from replicaplan.interface.report import policy_table_text as format_policy_table
+from replicaplan.scenarios.studies import policy_table
+from replicaplan.scenarios.synthetic import reference_traffic
 from replicaplan.serving.fluid import replicas_needed as replicas_wanted
-from replicaplan.simulation.day import policy_table, simulate_day
-from replicaplan.traffic.synthetic import reference_traffic
+from replicaplan.simulation.day import simulate_day
 
 SOURCE_TABLE = [
     ("192.0", 0, 0, "0.00%", "36.1%"),
@@ -168,8 +169,8 @@ def test_use_of_the_paid_capacity_matches_the_re_run_of_the_source():
 
 
 def test_a_perfect_forecast_is_the_calendar_on_a_day_without_event():
+    from replicaplan.scenarios.synthetic import noisy_days
     from replicaplan.traffic.forecast import seasonal_forecast
-    from replicaplan.traffic.synthetic import noisy_days
 
     days = noisy_days(3, noise=0.0)
     season = reference_traffic(event_rps=0.0)
@@ -181,8 +182,8 @@ def test_a_perfect_forecast_is_the_calendar_on_a_day_without_event():
 
 
 def test_a_seasonal_forecast_cannot_see_an_unannounced_event():
+    from replicaplan.scenarios.synthetic import noisy_days
     from replicaplan.traffic.forecast import seasonal_forecast
-    from replicaplan.traffic.synthetic import noisy_days
 
     forecast = seasonal_forecast(noisy_days(7, noise=0.1, seed=1))
     rows = policy_table(forecast=forecast)
@@ -194,7 +195,7 @@ def test_a_seasonal_forecast_cannot_see_an_unannounced_event():
 
 
 def test_forecast_study_error_and_cost_grow_with_noise():
-    from replicaplan.simulation.day import forecast_study
+    from replicaplan.scenarios.studies import forecast_study
 
     study = forecast_study([0.0, 0.1, 0.3], seeds=4)
     assert study.error[0] < 1e-12 and np.all(np.diff(study.error) > 0)
@@ -204,8 +205,8 @@ def test_forecast_study_error_and_cost_grow_with_noise():
 
 
 def test_forecast_bad_input():
+    from replicaplan.scenarios.synthetic import noisy_days
     from replicaplan.traffic.forecast import seasonal_forecast
-    from replicaplan.traffic.synthetic import noisy_days
 
     with pytest.raises(ValueError, match="history must have shape"):
         seasonal_forecast(np.ones((2, 10)))

@@ -11,11 +11,11 @@ import pytest
 from replicaplan.autoscalers.controllers import HPAOn
 from replicaplan.core.example import EXAMPLE
 from replicaplan.economics.spot import simulate_spot_day
+from replicaplan.scenarios.studies import policy_table
 from replicaplan.serving.engine import simulate_open
 from replicaplan.serving.replica import ReplicaModel
 from replicaplan.simulation.capacity import replica_sweep
 from replicaplan.simulation.control import simulate_fleet
-from replicaplan.simulation.day import policy_table
 from replicaplan.traffic.loadgen import AZURE_CONVERSATION, poisson_arrivals
 
 

@@ -11,11 +11,11 @@ import yaml
 
 from replicaplan.autoscalers import manifest
 from replicaplan.planner import plan
+from replicaplan.scenarios.synthetic import noisy_days
 from replicaplan.serving.fluid import replicas_needed
 from replicaplan.serving.replica import ReplicaModel
 from replicaplan.traffic import loadgen as lg
 from replicaplan.traffic import logs
-from replicaplan.traffic.synthetic import noisy_days
 
 SAMPLE = Path(__file__).resolve().parents[1] / "data" / "azure-llm-inference-2023"
 

@@ -14,9 +14,9 @@ from matplotlib.text import Text  # noqa: E402
 
 from replicaplan.autoscalers.controllers import Fixed
 from replicaplan.interface import plots
+from replicaplan.scenarios.synthetic import reference_traffic
 from replicaplan.simulation.control import simulate_fleet
 from replicaplan.simulation.day import simulate_day
-from replicaplan.traffic.synthetic import reference_traffic
 
 
 def _figures():

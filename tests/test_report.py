@@ -1,7 +1,7 @@
 """Text for people (interface.report): the published policy table, digit for digit, as text."""
 
 from replicaplan.interface.report import clock, event_request_line, policy_table_text
-from replicaplan.simulation.day import policy_table
+from replicaplan.scenarios.studies import policy_table
 
 # the source's table, as printed there (hours, uncovered, queued, excess, use)
 PUBLISHED = [

@@ -8,9 +8,9 @@ import pytest
 from replicaplan.autoscalers.controllers import HPAOn, Metrics
 from replicaplan.core.example import EXAMPLE as E
 from replicaplan.planner import signals as S
+from replicaplan.scenarios.synthetic import reference_traffic
 from replicaplan.serving.fluid import FluidReplica
 from replicaplan.simulation.control import per_second, simulate_fleet
-from replicaplan.traffic.synthetic import reference_traffic
 
 pytestmark = pytest.mark.slow  # a minute-long simulation fixture
 

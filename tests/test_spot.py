@@ -7,7 +7,7 @@ from replicaplan.economics.spot import (
     expected_omega,
     simulate_spot_day,
 )
-from replicaplan.simulation.day import policy_table
+from replicaplan.scenarios.studies import policy_table
 
 
 @pytest.fixture(scope="module")

@@ -3,7 +3,7 @@
 import numpy as np
 
 from replicaplan.core.calendar import MINUTES_PER_DAY
-from replicaplan.traffic.synthetic import reference_traffic
+from replicaplan.scenarios.synthetic import reference_traffic
 
 
 def test_traffic_shape():
@@ -18,7 +18,7 @@ def test_traffic_shape():
 def test_working_weeks_are_noisy_days_with_lighter_weekends_and_bursts():
     """Without bursts, weekdays are noisy_days' own (the same draws) and weekend days keep the
     night and half the hump above it; each burst adds burst_rps for burst_minutes, once."""
-    from replicaplan.traffic.synthetic import noisy_days, working_weeks
+    from replicaplan.scenarios.synthetic import noisy_days, working_weeks
 
     base = noisy_days(14, noise=0.1, seed=3)
     calm = working_weeks(14, noise=0.1, seed=3, bursts=0).reshape(14, 1440)

@@ -7,7 +7,7 @@ root; ``tests/test_plan.py`` checks that the file is what this script writes.
 
 from pathlib import Path
 
-from replicaplan.traffic.synthetic import noisy_days
+from replicaplan.scenarios.synthetic import noisy_days
 
 DAYS, NOISE, SEED = 7, 0.1, 7
 PATH = Path("data/synthetic-week/rates.csv")

@@ -1,11 +1,14 @@
 """replicaplan: how many replicas of a language model to keep on, and what that capacity costs.
 
-The package stands in eight layers, one subpackage each; a module imports only from its own
+The package stands in nine layers, one subpackage each; a module imports only from its own
 layer and the layers below it (``make test`` checks this with import-linter, see
 ``pyproject.toml``):
 
-8 interface    cli, commands, options, files, report, plan_report, search_report, plots:
+9 interface    cli, commands, options, files, report, plan_report, search_report, plots:
                what a person types and reads (the command, its flags, text, figures)
+8 scenarios    synthetic, studies: the book's reference day and its siblings, and the studies
+               its chapters run (the policy table, the forecast study, the 21:00 event); no
+               library layer imports them
 7 planner      operating, calibration, reserve, schedule, behavior, replay, plan, grid,
                search, server, signals: a reader's own traffic turned into a plan, its
                manifests and the server's command
@@ -14,8 +17,7 @@ layer and the layers below it (``make test`` checks this with import-linter, see
                day, the capacity sweep, the published measurements, a benchmark fitted
 4 autoscalers  hpa, kpa, controllers, manifest, engines, names, workload: what decides the
                fleet, its Kubernetes objects, the engines' metrics and the engine's Deployment
-3 traffic      loadgen, logs, synthetic, forecast: lengths and arrivals, a reader's logs, the
-               reference day, forecasts
+3 traffic      loadgen, logs, forecast: lengths and arrivals, a reader's logs, every forecast
 2 serving      catalogue, replica, engine, trace, fluid, queueing, roofline, coldstart: one
                replica (the catalogue imports no numpy, for the command line's help)
 1 core         example, _check, symbols, stats, portable, parallel, calendar: the running
@@ -67,7 +69,7 @@ _EXPORTS = {
     "read_trace": "traffic.logs",
     "read_rate_series": "traffic.logs",
     "poisson_arrivals": "traffic.loadgen",
-    "reference_traffic": "traffic.synthetic",
+    "reference_traffic": "scenarios.synthetic",
     "seasonal_forecast": "traffic.forecast",
     # autoscalers
     "HorizontalAutoscaler": "autoscalers.hpa",
@@ -76,7 +78,7 @@ _EXPORTS = {
     "keda_scaled_object": "autoscalers.manifest",
     # simulation
     "simulate_day": "simulation.day",
-    "policy_table": "simulation.day",
+    "policy_table": "scenarios.studies",
     "DayPolicy": "simulation.day",
     "DayResult": "simulation.day",
     "simulate_fleet": "simulation.control",

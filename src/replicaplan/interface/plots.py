@@ -439,7 +439,7 @@ def plot_step_times(batches, curves: dict, *, floor_s: float, calibration=None, 
 @styled
 def plot_forecast_study(study):
     """Uncovered minutes and paid hours of chasing and of scaling ahead on a forecast, against
-    the forecast's error (a ``day.ForecastStudy``)."""
+    the forecast's error (a ``studies.ForecastStudy``)."""
     fig, (left, right) = plt.subplots(1, 2, figsize=(WIDTH_IN, 4.2))
     err = np.asarray(study.error) * 100
     left.plot(err, study.uncovered_chase, "o-", label="chasing")

@@ -8,7 +8,8 @@ from __future__ import annotations
 import html
 from dataclasses import dataclass
 
-from replicaplan.simulation.day import DayPolicy, DayResult, event_requests
+from replicaplan.scenarios.studies import event_requests
+from replicaplan.simulation.day import DayPolicy, DayResult
 
 
 def clock(minute: int) -> str:

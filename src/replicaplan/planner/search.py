@@ -315,9 +315,10 @@ def search(
     """Screen ``candidates`` (the default ``grid()``) for ``traffic`` (a log or a per-minute
     rate series, with ``lengths`` or the Azure conversation mix) and pick the answer.
 
-    ``jobs`` processes on this machine (default: ``core.parallel.jobs()``, the CPUs this process may use; 1 runs in this process), or the Dask
-    cluster at ``dask`` (a scheduler address, or a ``distributed.Client``). ``progress``, if
-    given, is called with the share done after each candidate."""
+    ``jobs`` processes on this machine (default: ``core.parallel.jobs()``, the CPUs this
+    process may use; 1 runs in this process), or the Dask cluster at ``dask`` (a scheduler
+    address, or a ``distributed.Client``). ``progress``, if given, is called with the share
+    done after each candidate."""
     settings = settings or Settings()
     candidates = grid() if candidates is None else list(candidates)
     if not candidates:

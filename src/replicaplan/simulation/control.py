@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from replicaplan.autoscalers.controllers import Controller, HPAOn, Metrics
+from replicaplan.autoscalers.controllers import Controller, Metrics
 from replicaplan.core import _check
 from replicaplan.core.example import EXAMPLE
 from replicaplan.serving.fluid import (
@@ -34,7 +34,6 @@ from replicaplan.serving.fluid import (
     replicas_needed,
 )
 from replicaplan.simulation.fleet import Fleet
-from replicaplan.traffic.synthetic import reference_traffic
 
 
 @dataclass(frozen=True)
@@ -223,26 +222,3 @@ def simulate_fleet(
         gpu_utilization=out["util"],
         max_rate_rps=max_rate,
     )
-
-
-def utilization_against_concurrency(
-    rate=None,
-    *,
-    utilization_target: float = 0.8,
-    concurrency_target: float = EXAMPLE.concurrency_target,
-    startup_s: float = 60.0,
-) -> tuple[FleetRun, FleetRun]:
-    """The same traffic through the HPA on GPU utilization, then on concurrency per replica.
-
-    ``rate`` is req/s one value a second (by default the simulated day, per second); replicas
-    start in ``startup_s``. Returns (run on utilization, run on concurrency): the comparison of
-    the "What to watch" chapter, in one call for every page that quotes it.
-    """
-    rate = per_second(reference_traffic()) if rate is None else rate
-    utilization_target = _check.fraction("utilization_target", utilization_target)
-    concurrency_target = _check.positive("concurrency_target", concurrency_target)
-    on_util = simulate_fleet(
-        rate, HPAOn({"gpu_utilization": utilization_target}), startup_s=startup_s
-    )
-    on_conc = simulate_fleet(rate, HPAOn({"concurrency": concurrency_target}), startup_s=startup_s)
-    return on_util, on_conc

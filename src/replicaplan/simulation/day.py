@@ -1,10 +1,9 @@
 """The simulated day: traffic minute by minute against an autoscaler with a start-up delay.
 
-The traffic (requests/s per minute of the day) is a quiet night at 12 req/s, an afternoon hump
-that peaks at 60 req/s at 14:00, and an event at 21:00 that adds 30 req/s at once for 20 minutes.
-The hump is a squared, clipped parabola rather than an exponential, so the series is built from
-sums and products only and is the same bit for bit on every processor: the policy table depends
-on where ⌈λ/(ρ*μ*)⌉ changes value, and those boundaries must not move with the machine.
+The traffic is any per-minute series of arrival rates (requests/s): the book's reference day
+(``scenarios.synthetic.reference_traffic``), a reader's log (``traffic.logs``). The book's five
+policies and its policy table are scenarios, in ``scenarios.studies``; this module runs any
+list of ``DayPolicy`` over any day (``run_policies``).
 
 The autoscaler of every policy follows the same rules:
 
@@ -30,10 +29,7 @@ import numpy as np
 from replicaplan.autoscalers.controllers import ExactTraffic, Fixed, Metrics
 from replicaplan.core import _check
 from replicaplan.core.example import EXAMPLE
-from replicaplan.serving.fluid import replicas_needed
 from replicaplan.simulation.fleet import Fleet
-from replicaplan.traffic.forecast import forecast_error, seasonal_forecast
-from replicaplan.traffic.synthetic import noisy_days, reference_traffic
 
 
 @dataclass(frozen=True)
@@ -216,10 +212,7 @@ def _backlogged(rate: np.ndarray, ready_capacity: np.ndarray) -> np.ndarray:
     return waiting
 
 
-# --- several days, and a forecast of the daily season ---------------------------------------
-
-
-# --- the policy table --------------------------------------------------------------------
+# --- policies over a day ----------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -232,51 +225,6 @@ class DayPolicy:
     fixed: int | None = None
     calendar: bool = False
     forecast: bool = False
-
-
-def reference_policies(
-    rate,
-    mu_star_rps: float = EXAMPLE.mu_star_rps,
-    startup_min: int = EXAMPLE.startup_min,
-    spares: int = 3,
-) -> list[DayPolicy]:
-    """The five policies the source compares, for a given start-up time and number of spares.
-
-    The fixed fleet is sized on the peak at full capacity, ⌈max λ / μ*⌉, as the source does.
-    """
-    peak_fleet = replicas_needed(float(np.max(rate)), mu_star_rps)
-    return [
-        DayPolicy("always at peak", startup_min=0, fixed=peak_fleet),
-        DayPolicy("chase, 1 min start", startup_min=1),
-        DayPolicy(f"chase, {startup_min} min start", startup_min=startup_min),
-        DayPolicy(
-            f"{startup_min} min, {spares} spare replicas", startup_min=startup_min, reserve=spares
-        ),
-        DayPolicy(f"{startup_min} min, with calendar", startup_min=startup_min, calendar=True),
-    ]
-
-
-def policy_table(
-    rate=None,
-    mu_star_rps: float = EXAMPLE.mu_star_rps,
-    target: float = EXAMPLE.target_utilization,
-    startup_min: int = EXAMPLE.startup_min,
-    spares: int = 3,
-    forecast=None,
-) -> list[tuple[DayPolicy, DayResult]]:
-    """Run the five reference policies over a day (the source's day when ``rate`` is None).
-
-    With a ``forecast`` (one predicted rate per minute, for instance ``seasonal_forecast`` of
-    earlier days) a sixth row scales ahead on it with the same start-up time.
-    """
-    rate = reference_traffic() if rate is None else _check.rates("rate", rate)
-    spares = _check.integer("spares", spares, minimum=0)
-    policies = reference_policies(rate, mu_star_rps, startup_min, spares)
-    if forecast is not None:
-        policies.append(
-            DayPolicy(f"{startup_min} min, with forecast", startup_min=startup_min, forecast=True)
-        )
-    return run_policies(rate, policies, mu_star_rps, target, forecast)
 
 
 def run_policies(
@@ -306,65 +254,3 @@ def run_policies(
         )
         for p in policies
     ]
-
-
-@dataclass(frozen=True)
-class ForecastStudy:
-    """The forecast policy against plain chasing, as the day-to-day noise grows (means over
-    seeds). Arrays are indexed like ``noise``."""
-
-    noise: np.ndarray
-    error: np.ndarray
-    """RMS error of the forecast relative to the mean rate of the day it forecasts."""
-    uncovered_chase: np.ndarray
-    uncovered_forecast: np.ndarray
-    hours_chase: np.ndarray
-    hours_forecast: np.ndarray
-
-
-def forecast_study(
-    noise_levels,
-    *,
-    seeds: int = 10,
-    history_days: int = 7,
-    startup_min: int = EXAMPLE.startup_min,
-    mu_star_rps: float = EXAMPLE.mu_star_rps,
-    target: float = EXAMPLE.target_utilization,
-) -> ForecastStudy:
-    """For each noise level: learn the season from ``history_days`` noisy days, then run the
-    next day chasing and scaling ahead on the forecast; average over ``seeds`` runs."""
-    levels = _check.rates("noise_levels", noise_levels)
-    seeds = _check.integer("seeds", seeds, minimum=1)
-    history_days = _check.integer("history_days", history_days, minimum=1)
-    rows = []
-    for level in levels:
-        per_seed = []
-        for seed in range(seeds):
-            days = noisy_days(history_days + 1, noise=float(level), seed=seed)
-            fc, today = seasonal_forecast(days[:-1]), days[-1]
-            chase = simulate_day(today, mu_star_rps, target, startup_min)
-            ahead = simulate_day(today, mu_star_rps, target, startup_min, forecast=fc)
-            per_seed.append(
-                (
-                    forecast_error(fc, today),
-                    chase.uncovered_minutes,
-                    ahead.uncovered_minutes,
-                    chase.paid_hours,
-                    ahead.paid_hours,
-                )
-            )
-        rows.append(np.mean(per_seed, axis=0))
-    cols = np.array(rows).T
-    return ForecastStudy(levels, *cols)
-
-
-def event_requests(
-    rate=None,
-    mu_star_rps: float = EXAMPLE.mu_star_rps,
-    target: float = EXAMPLE.target_utilization,
-    event_start_min: int = 21 * 60,
-) -> tuple[int, int]:
-    """Replicas the autoscaler wants for the traffic of the minute before the event and at it."""
-    rate = reference_traffic() if rate is None else _check.rates("rate", rate)
-    before, at = replicas_needed(rate[[event_start_min - 1, event_start_min]], mu_star_rps, target)
-    return int(before), int(at)

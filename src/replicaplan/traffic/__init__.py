@@ -1,6 +1,6 @@
-"""What arrives: request lengths and arrivals, request logs and rate series read and checked
-(``loadgen``), the book's synthetic day and its noisy siblings (``synthetic``), forecasts of
-the daily season (``forecast``).
+"""What arrives: request lengths and arrivals (``loadgen``), request logs and rate series read
+and checked (``logs``), and every forecast of the traffic (``forecast``). The book's own
+synthetic day lives above the library, in ``scenarios.synthetic``.
 
-Layer 3. Imports ``core`` and ``serving``.
+Layer 3. Imports ``core`` only.
 """

@@ -49,7 +49,7 @@ def add(sub) -> None:
 
 def run(args: argparse.Namespace) -> str:
     from replicaplan.interface.report import event_request_line, policy_table_text
-    from replicaplan.simulation.day import policy_table
+    from replicaplan.scenarios.studies import policy_table
 
     rows = policy_table(
         mu_star_rps=args.mu_star,

@@ -6,7 +6,7 @@ is a squared, clipped parabola rather than an exponential, so the series is buil
 and products only and is the same bit for bit on every processor: the policy table depends on
 where ⌈λ/(ρ*μ*)⌉ changes value, and those boundaries must not move with the machine.
 
-Layer: traffic. Imports core only.
+Layer: scenarios (the book's traffic, which no planner default may use). Imports core only.
 """
 
 from __future__ import annotations
