@@ -214,3 +214,33 @@ def test_forecast_bad_input():
         simulate_day(reference_traffic(), forecast=np.ones(10))
     with pytest.raises(ValueError, match="noise"):
         noisy_days(2, noise=-0.1)
+
+
+def test_one_factory_builds_the_books_five_policies_and_a_replays_set():
+    """The source's five rows (facts: P1 holds 8 replicas all day; P2 chases with 1-minute starts;
+    P3 with 8; P4 keeps 3 spares; P5 reads the calendar) and a reader's replay (no 1-minute
+    chase, a schedule in place of the calendar) come from ``standard_policies``."""
+    from replicaplan.scenarios.studies import reference_policies
+    from replicaplan.simulation.day import standard_policies
+
+    book = reference_policies(reference_traffic(), with_forecast=True)
+    assert [(p.startup_min, p.fixed, p.reserve, p.calendar, p.forecast) for p in book] == [
+        (0, 8, 0, False, False),
+        (1, None, 0, False, False),
+        (8, None, 0, False, False),
+        (8, None, 3, False, False),
+        (8, None, 0, True, False),
+        (8, None, 0, False, True),
+    ]
+    assert book[0].name == "always at peak" and book[4].name == "8 min, with calendar"
+    replay = standard_policies(5, 4, spares=2, ahead=("forecast",))
+    assert [(p.startup_min, p.fixed, p.reserve, p.forecast) for p in replay] == [
+        (0, 5, 0, False),
+        (4, None, 0, False),
+        (4, None, 2, False),
+        (4, None, 0, True),
+    ]
+    with pytest.raises(ValueError, match="ahead must be among"):
+        standard_policies(5, 4, spares=2, ahead=("oracle",))
+    with pytest.raises(ValueError, match="names: 3 policies, got 2 names"):
+        standard_policies(5, 4, spares=2, names=["a", "b"])

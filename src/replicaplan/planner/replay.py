@@ -18,7 +18,7 @@ from replicaplan.planner.reserve import spares_for
 from replicaplan.planner.schedule import SCHEDULE_MIN_DAYS
 from replicaplan.serving.fluid import replicas_needed
 from replicaplan.simulation.capacity import QUOTA
-from replicaplan.simulation.day import DayPolicy, DayResult, run_policies
+from replicaplan.simulation.day import DayPolicy, DayResult, run_policies, standard_policies
 from replicaplan.traffic.forecast import (
     day_and_hour,
     days_covered,
@@ -67,25 +67,15 @@ def replay(
     startup_min = _check.integer("startup_min", startup_min, minimum=0)
     peak_fleet = replicas_needed(float(rate.max()), mu_star_rps, target)
     spares = spares_for(rate, mu_star_rps, target, startup_min)
-    policies = [
-        DayPolicy("always on, sized for the busiest minute", startup_min=0, fixed=peak_fleet),
-        DayPolicy(f"chase, {startup_min} min start", startup_min=startup_min),
-        DayPolicy(
-            f"chase, {startup_min} min start, spares: {spares}",
-            startup_min=startup_min,
-            reserve=spares,
-        ),
-    ]
     forecast = None
     if days_covered(rate, start_s) >= SCHEDULE_MIN_DAYS:
         forecast = learned_forecast(rate, start_s)
-        policies.append(
-            DayPolicy(
-                f"chase, {startup_min} min start, schedule from earlier days",
-                startup_min=startup_min,
-                forecast=True,
-            )
-        )
+    policies = standard_policies(
+        peak_fleet,
+        startup_min,
+        spares=spares,
+        ahead=("forecast",) if forecast is not None else (),
+    )
     rows = run_policies(rate, policies, mu_star_rps, target, forecast)
     priced = price_day(
         rows, price_per_replica_hour=price_per_replica_hour, tokens_per_request=tokens_per_request

@@ -21,7 +21,13 @@ from replicaplan.core.example import EXAMPLE
 from replicaplan.scenarios.synthetic import noisy_days, reference_traffic
 from replicaplan.serving.fluid import replicas_needed
 from replicaplan.simulation.control import FleetRun, per_second, simulate_fleet
-from replicaplan.simulation.day import DayPolicy, DayResult, run_policies, simulate_day
+from replicaplan.simulation.day import (
+    DayPolicy,
+    DayResult,
+    run_policies,
+    simulate_day,
+    standard_policies,
+)
 from replicaplan.traffic.forecast import forecast_error, seasonal_forecast
 
 
@@ -31,21 +37,33 @@ def reference_policies(
     mu_star_rps: float = EXAMPLE.mu_star_rps,
     startup_min: int = EXAMPLE.startup_min,
     spares: int = 3,
+    *,
+    with_forecast: bool = False,
 ) -> list[DayPolicy]:
-    """The five policies the source compares, for a given start-up time and number of spares.
+    """The five policies the source compares (``simulation.day.standard_policies`` with a
+    1-minute chase and the calendar, under the source's names), for a given start-up time and
+    number of spares; with ``with_forecast``, a sixth that scales ahead on a forecast.
 
     The fixed fleet is sized on the peak at full capacity, ⌈max λ / μ*⌉, as the source does.
     """
     peak_fleet = replicas_needed(float(np.max(rate)), mu_star_rps)
-    return [
-        DayPolicy("always at peak", startup_min=0, fixed=peak_fleet),
-        DayPolicy("chase, 1 min start", startup_min=1),
-        DayPolicy(f"chase, {startup_min} min start", startup_min=startup_min),
-        DayPolicy(
-            f"{startup_min} min, {spares} spare replicas", startup_min=startup_min, reserve=spares
-        ),
-        DayPolicy(f"{startup_min} min, with calendar", startup_min=startup_min, calendar=True),
+    names = [
+        "always at peak",
+        "chase, 1 min start",
+        f"chase, {startup_min} min start",
+        f"{startup_min} min, {spares} spare replicas",
+        f"{startup_min} min, with calendar",
     ]
+    if with_forecast:
+        names.append(f"{startup_min} min, with forecast")
+    return standard_policies(
+        peak_fleet,
+        startup_min,
+        spares=spares,
+        ahead=("calendar", "forecast") if with_forecast else ("calendar",),
+        quick_start_min=1,
+        names=names,
+    )
 
 
 def policy_table(
@@ -63,11 +81,9 @@ def policy_table(
     """
     rate = reference_traffic() if rate is None else _check.rates("rate", rate)
     spares = _check.integer("spares", spares, minimum=0)
-    policies = reference_policies(rate, mu_star_rps, startup_min, spares)
-    if forecast is not None:
-        policies.append(
-            DayPolicy(f"{startup_min} min, with forecast", startup_min=startup_min, forecast=True)
-        )
+    policies = reference_policies(
+        rate, mu_star_rps, startup_min, spares, with_forecast=forecast is not None
+    )
     return run_policies(rate, policies, mu_star_rps, target, forecast)
 
 

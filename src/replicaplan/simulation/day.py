@@ -22,7 +22,7 @@ a real queue would see.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -225,6 +225,55 @@ class DayPolicy:
     fixed: int | None = None
     calendar: bool = False
     forecast: bool = False
+
+
+AHEAD = ("calendar", "forecast")
+"""How a chasing policy may also look ahead: at the traffic ``startup`` minutes on (the calendar,
+exact), or at a forecast of it."""
+
+
+def standard_policies(
+    peak_fleet: int,
+    startup_min: int,
+    *,
+    spares: int,
+    ahead: tuple[str, ...] = (),
+    quick_start_min: int | None = None,
+    names: list[str] | None = None,
+) -> list[DayPolicy]:
+    """The policies every comparison in the package runs, in this order, from the one place that
+    builds them (the book's policy table and a reader's replay alike):
+
+    1. always on: ``peak_fleet`` replicas all day, nothing to start;
+    2. only if ``quick_start_min`` is given: the chase with that start-up;
+    3. the chase with ``startup_min`` minutes of start-up;
+    4. the same chase with ``spares`` replicas kept on top;
+    5. one row per entry of ``ahead`` (``AHEAD``): the chase that also looks ahead.
+
+    ``names`` (one per row) replaces the default labels, for a table that must read as its
+    source's does.
+    """
+    peak_fleet = _check.integer("peak_fleet", peak_fleet, minimum=0)
+    startup_min = _check.integer("startup_min", startup_min, minimum=0)
+    spares = _check.integer("spares", spares, minimum=0)
+    unknown = [a for a in ahead if a not in AHEAD]
+    if unknown:
+        raise ValueError(f"ahead must be among {AHEAD}, got {unknown}")
+    t = startup_min
+    rows = [DayPolicy("always on, sized for the busiest minute", startup_min=0, fixed=peak_fleet)]
+    if quick_start_min is not None:
+        q = _check.integer("quick_start_min", quick_start_min, minimum=0)
+        rows.append(DayPolicy(f"chase, {q} min start", startup_min=q))
+    rows.append(DayPolicy(f"chase, {t} min start", startup_min=t))
+    rows.append(DayPolicy(f"chase, {t} min start, spares: {spares}", startup_min=t, reserve=spares))
+    label = {"calendar": "with calendar", "forecast": "schedule from earlier days"}
+    for a in ahead:
+        rows.append(DayPolicy(f"chase, {t} min start, {label[a]}", startup_min=t, **{a: True}))
+    if names is not None:
+        if len(names) != len(rows):
+            raise ValueError(f"names: {len(rows)} policies, got {len(names)} names")
+        rows = [replace(p, name=n) for p, n in zip(rows, names, strict=True)]
+    return rows
 
 
 def run_policies(
