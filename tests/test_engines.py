@@ -121,3 +121,43 @@ def test_bad_names_are_refused():
         engines.signal_expression(engines.engine("vllm"), "gpu", "{}", 1)
     # the command offers every engine, and refuses another before any work
     assert cli.main(["plan", "--rates", "x.csv", "--engine", "tgi"]) == 2
+
+
+def _pod_names(deployment: str, seed: int) -> list[str]:
+    """Pod names as Kubernetes makes them for a Deployment: the ReplicaSet is
+    ``<deployment>-<pod-template-hash>`` (the hash's safe encoding, up to 10 characters of
+    'bcdfghjklmnpqrstvwxz2456789'), and each pod ``<replicaset>-<5 random characters>`` from the
+    same alphabet (apimachinery's rand.String, through generateName)."""
+    import random
+
+    alphabet = "bcdfghjklmnpqrstvwxz2456789"
+    rng = random.Random(seed)
+    out = []
+    for _ in range(20):
+        rs = "".join(rng.choice(alphabet) for _ in range(rng.randint(8, 10)))
+        out.append(f"{deployment}-{rs}-{''.join(rng.choice(alphabet) for _ in range(5))}")
+    return out
+
+
+@pytest.mark.parametrize("deployment", ["llm", "llm.v2", "a-b-c"])
+def test_the_keda_query_sums_its_deployments_pods_and_no_others(deployment):
+    """The matcher the query carries, read back by a PromQL parser and run as RE2 runs it (fully
+    anchored): it takes every pod of the Deployment, and none of a Deployment whose name
+    extends it (``llm-big`` beside ``llm``) or of one whose name differs at a dot."""
+    import re
+
+    q = engines.keda_query(engines.ENGINES["vllm"], "concurrency", "prod", "m", 1.0, deployment)
+    sides = promql_parser.parse(q).expr  # sum(running[1m] + waiting[1m])
+    found = []
+    for side in (sides.lhs, sides.rhs):
+        matchers = side.args[0].vector_selector.matchers.matchers
+        found.append({m.name: (str(m.op), m.value) for m in matchers})
+    assert found[0] == found[1], q
+    assert found[0]["namespace"] == ("MatchOp.Equal", "prod")
+    assert found[0]["model_name"] == ("MatchOp.Equal", "m")
+    op, value = found[0]["pod"]
+    assert op == "MatchOp.Re"
+    pattern = re.compile(value)
+    assert all(pattern.fullmatch(p) for p in _pod_names(deployment, 0))
+    for other in (f"{deployment}-big", deployment.replace(".", "x") + "x", "x" + deployment):
+        assert not any(pattern.fullmatch(p) for p in _pod_names(other, 1)), other

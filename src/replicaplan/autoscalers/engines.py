@@ -75,16 +75,30 @@ def engine(name: str) -> Engine:
     return ENGINES[name]
 
 
-def selector(namespace: str, model: str, model_label: str = "model_name") -> str:
+def pod_pattern(deployment: str) -> str:
+    """The RE2 pattern of the names of a Deployment's pods, ``<deployment>-<hash>-<suffix>``: the
+    ReplicaSet's pod-template hash and the pod's random suffix are single segments of lower-case
+    letters and digits (Kubernetes' ``pkg/controller/deployment`` names the ReplicaSet
+    ``<deployment>-<hash>``, and the ReplicaSet's pods take ``generateName`` from it). A
+    Deployment ``llm`` does not match the pods of ``llm-big``: those have one segment more."""
+    return deployment.replace(".", r"\\.") + "-[a-z0-9]+-[a-z0-9]+"
+
+
+def selector(
+    namespace: str, model: str, model_label: str = "model_name", deployment: str | None = None
+) -> str:
     """The label matchers that keep one deployment's series: its namespace and served model
-    (without them a query sums every engine the Prometheus scrapes)."""
+    (without them a query sums every engine the Prometheus scrapes), and with ``deployment``
+    its pods' names (without it, every Deployment serving that model in the namespace: a
+    canary, a second fleet). The ``pod`` label is the one a PodMonitor's targets carry."""
     for field, value in (("namespace", namespace), ("served model", model)):
         if not isinstance(value, str) or not value or not _LABEL_VALUE.fullmatch(value):
             raise ValueError(
                 f"{field} must be a non-empty label value without quotes, backslashes or line "
                 f"breaks, got {value!r}"
             )
-    return f'{{namespace="{namespace}",{model_label}="{model}"}}'
+    pods = "" if deployment is None else f',pod=~"{pod_pattern(deployment)}"'
+    return f'{{namespace="{namespace}",{model_label}="{model}"{pods}}}'
 
 
 SIGNALS = ("completion_rate", "concurrency", "kv_tokens")
@@ -111,9 +125,17 @@ def signal_expression(eng: Engine, signal: str, matchers: str, cache_tokens: flo
     raise ValueError(f"signal must be one of {', '.join(SIGNALS)}, got {signal!r}")
 
 
-def keda_query(eng: Engine, signal: str, namespace: str, model: str, cache_tokens: float) -> str:
-    """The fleet's total of the signal, for KEDA's Prometheus trigger (AverageValue target)."""
-    matchers = selector(namespace, model, eng.model_label)
+def keda_query(
+    eng: Engine,
+    signal: str,
+    namespace: str,
+    model: str,
+    cache_tokens: float,
+    deployment: str | None = None,
+) -> str:
+    """The fleet's total of the signal, for KEDA's Prometheus trigger (AverageValue target):
+    summed over the pods of ``deployment`` when given (the plan always gives it)."""
+    matchers = selector(namespace, model, eng.model_label, deployment)
     return f"sum({signal_expression(eng, signal, matchers, cache_tokens)})"
 
 

@@ -296,7 +296,7 @@ def plan(
     eng = engines.engine(engine)
     served_model = served_model or name
     query = engines.keda_query(
-        eng, scaling.signal, namespace, served_model, model.kv_capacity_tokens
+        eng, scaling.signal, namespace, served_model, model.kv_capacity_tokens, deployment=name
     )
     adapter = {
         "rules": [engines.adapter_rule(eng, scaling.signal, metric_name, model.kv_capacity_tokens)]
