@@ -810,3 +810,230 @@ def test_a_step_without_pending_pods_reads_the_pods_it_is_given():
 def test_negative_counts_are_refused(call):
     with pytest.raises(ValueError):
         call()
+
+
+# ---------------------------------------------------------------- cases the mutation run found
+# Each case is worked by hand from replica_calculator.go and horizontal.go (integer milli-units,
+# int64 arithmetic), at the edge where a changed comparison or constant would move the answer.
+
+
+def _sampled(values, requests):
+    """Pods of a CPU Utilization metric: value None is a pod with no sample."""
+    return [Pod(value=v, request=r) for v, r in zip(values, requests, strict=True)]
+
+
+def test_a_fallback_that_flips_a_scale_down_into_a_scale_up_keeps_the_count():
+    """Target 40 %: one pod at 20 % and two without samples. The ratio 20/40 < 1 is a scale-down,
+    so the missing pods count at max(100, 40) = 100 % of their request: (200 + 1000 + 1000) m
+    over 3000 m = 73 %, 73/40 > 1. A correction that reverses the direction keeps 3."""
+    spec = MetricSpec("Resource", "Utilization", 40)
+    pods = _sampled([0.2, None, None], [1.0] * 3)
+    assert desired_replicas(spec, 3, pods=pods) == 3
+
+
+def test_a_ratio_of_exactly_one_with_missing_pods_fills_nothing():
+    """Target 40 %: a pod at exactly 40 % and one without a sample. The ratio is 1.0, neither a
+    scale-down (< 1) nor a scale-up (> 1), so nothing is filled in and the count stays 2 (filling
+    the missing pod at 100 % would read 70 %, 1.75, and ask for 4). For a Pods metric at its target
+    with one of four missing, filling it with 0 would read 0.75 and ask for 3: it stays 4."""
+    assert desired_replicas(MetricSpec("Resource", "Utilization", 40), 2,
+                            pods=_sampled([0.4, None], [1.0, 1.0])) == 2  # fmt: skip
+    assert replica_count([10, 10, 10, None], 10) == 4
+
+
+def test_a_scale_up_between_one_and_two_counts_missing_pods_at_zero():
+    """Nine pods at 12 against 10 and one without a sample: ratio 1.2 > 1, the missing pod counts
+    as 0, the average is 108,000 m / 10 = 10.8, ratio 1.08, inside the tolerance: 10 stays 10
+    (without the zero it would ask for ⌈9 · 1.2⌉ = 11)."""
+    assert replica_count([12.0] * 9 + [None], 10) == 10
+
+
+@pytest.mark.parametrize(
+    "values, expected",
+    [
+        # 14,668 + 14,667 + 14,668 = 44,003 m; with the missing pod at 0: 44,003 // 4 = 11,000,
+        # ratio 1.1, inside the (inclusive) tolerance: 4 stays (at 1 m it would be 11,001 → 5)
+        ([14.668, 14.667, 14.668], 4),
+        # 44,004 // 4 = 11,001: ratio 1.1001, outside: ⌈4 · 1.1001⌉ = 5 (at −1 m: 11,000 → 4)
+        ([14.668, 14.668, 14.668], 5),
+    ],
+)
+def test_missing_pods_count_at_exactly_zero_milli_units(values, expected):
+    assert replica_count([*values, None], 10) == expected
+
+
+@pytest.mark.parametrize(
+    "target, present, missing, expected",
+    [
+        # target 100 %: 1 pod at 50 %, 99 missing at 100 % of 1000 m: 99,500 m / 100,000 m = 99 %,
+        # ⌈100 · 0.99⌉ = 99 (at 101 %: 100,490 → 100 %, no change; at 1000·100//101 = 990: 98 %)
+        (100, [0.5], 99, 99),
+        # target 50 %: 98 pods at 404 m and one at 413 m (40,005 m) and 1 missing at 100 %:
+        # 41,005 / 100,000 = 41 %, 0.82, ⌈100 · 0.82⌉ = 82 (at 99 %: 40,995 → 40 %, 80)
+        (50, [0.404] * 98 + [0.413], 1, 82),
+    ],
+)
+def test_missing_pods_on_a_scale_down_count_at_max_100_and_the_target(
+    target, present, missing, expected
+):
+    spec = MetricSpec("Resource", "Utilization", target)
+    pods = _sampled([*present, *[None] * missing], [1.0] * (len(present) + missing))
+    tol = Tolerances(0.0, 0.0)
+    assert desired_replicas(spec, len(pods), pods=pods, tolerances=tol) == expected
+
+
+def test_the_fallback_of_a_missing_pod_is_whole_milli_units():
+    """Requests of 301 m, target 150 %: a missing pod counts 301 · 150 / 100 = 451 m in int64
+    (451.5 truncated). Two pods at 8 m and three missing: (16 + 3 · 451) · 100 / 1505 = 90 %,
+    90/150 = 0.6, ⌈5 · 0.6⌉ = 3 (with 451.5 m it would read 91 % and ask for 4)."""
+    spec = MetricSpec("Resource", "Utilization", 150)
+    pods = _sampled([0.008, 0.008, None, None, None], [0.301] * 5)
+    assert desired_replicas(spec, 5, pods=pods) == 3
+
+
+def test_a_request_of_one_milli_cpu_is_a_request():
+    spec = MetricSpec("Resource", "Utilization", 50)
+    assert desired_replicas(spec, 1, pods=_sampled([0.001], [0.001])) == 2  # 100 % of 50 %
+
+
+def test_a_cpu_sample_is_fresh_unless_said_otherwise():
+    """A pod inside its CPU initialization period that is ready counts as ready when its sample
+    is fresh, which a Pod built without ``fresh_sample`` is."""
+    ready, unready, missing, ignored = group_pods([Pod(value=1.0, initializing=True)], cpu=True)
+    assert (ready, unready, missing, ignored) == (1, set(), set(), set())
+
+
+def test_pending_pods_on_the_fast_path_scale_up_as_on_the_general_one():
+    """Four ready pods at 20 against 10 and one Pending: ratio 2, the Pending one counts as 0,
+    80/5 = 16, ratio 1.6, ⌈5 · 1.6⌉ = 8. With a current count of 10 (pods not listed), a
+    proposal below it on a scale-up keeps 10."""
+    tol = Tolerances()
+    assert replica_count([20.0] * 4, 10.0, unready=1) == 8
+    assert hpa.uniform_pod_metric_replicas(10_000, 5, 20_000, 4, 1, tol) == 8
+    assert hpa.uniform_pod_metric_replicas(10_000, 10, 20_000, 4, 1, tol) == 10
+
+
+def test_all_metrics_valid_scale_down_to_the_largest_proposal():
+    assert combine_proposals([3, 2], 5) == 3
+    assert combine_proposals([3, None], 5) == 5  # a failed metric blocks the scale-down
+
+
+def test_changes_count_from_after_the_periods_start():
+    """getReplicasChangePerPeriod counts events strictly after now − period. Up by at most one
+    pod per 15 s from 5: a +1 at exactly now − 15 no longer counts (start 5, limit 6); a +1
+    inside the period does (start 4, limit 5). Down by one pod per 60 s: a −1 inside the period
+    means the period started at 6, so 5 is already the limit."""
+    up = Rules((ScalingPolicy("Pods", 1, 15),))
+    assert limit_rate(5, 10, [(0.0, 1)], 15.0, up=up) == 6
+    assert limit_rate(5, 10, [(5.0, 1)], 15.0, up=up) == 5
+    down = Rules((ScalingPolicy("Pods", 1, 60),), stabilization_s=0.0)
+    assert limit_rate(5, 1, [(10.0, -1)], 20.0, down=down) == 5
+    assert limit_rate(5, 1, [], 20.0, down=down) == 4
+
+
+def test_percent_policies_on_a_thousand_replicas():
+    """20 % per period from 1,000: up to ⌈1000 · 1.2⌉ = 1,200, down to ⌊1000 · 0.8⌋ = 800."""
+    up = Rules((ScalingPolicy("Percent", 20, 15),))
+    down = Rules((ScalingPolicy("Percent", 20, 60),))
+    assert limit_rate(1000, 5000, [], 0.0, up=up) == 1200
+    assert limit_rate(1000, 1, [], 0.0, down=down) == 800
+
+
+def test_a_pods_policy_of_one_and_bounds_at_their_least():
+    assert ScalingPolicy("Pods", 1, 15).value == 1
+    assert limit_rate(0, 0, [], 0.0, min_replicas=0, max_replicas=1) == 0
+    for kwargs, name in (({"min_replicas": -1}, "min_replicas"), ({"max_replicas": 0}, "max_rep")):
+        with pytest.raises(ValueError, match=name):
+            limit_rate(1, 1, [], 0.0, **kwargs)
+
+
+def test_rules_without_a_window_stabilize_nothing():
+    """The API's scale-up window defaults to 0 s: a recommendation half a second old is out."""
+    window = Rules((ScalingPolicy("Pods", 4, 15),)).stabilization_s
+    assert stabilize(1, 5, [(9.5, 1)], 10.0, up_window_s=window) == 5
+
+
+def test_the_controller_syncs_every_15_s_and_caps_at_ten_thousand_by_default():
+    """kube-controller-manager's --horizontal-pod-autoscaler-sync-period defaults to 15 s; the
+    package's autoscaler, given no maximum, stops at 10,000 replicas (limit_rate too)."""
+    a = HorizontalAutoscaler(target=1.0)
+    assert a.sync_s == 15.0 and a.max_replicas == 10_000
+    assert limit_rate(9_000, 20_000, [], 0.0) == 10_000
+
+
+def test_the_tolerance_cache_is_not_part_of_an_autoscaler():
+    """Two autoscalers with the same rules are equal whether or not one has read its
+    tolerances; the cache is neither a constructor argument nor shown."""
+    a, b = HorizontalAutoscaler(target=1.0), HorizontalAutoscaler(target=1.0)
+    assert a.tolerances == Tolerances()
+    assert a == b and "_tolerances" not in repr(a)
+    with pytest.raises(TypeError):
+        HorizontalAutoscaler(target=1.0, _tolerances=None)
+
+
+def test_samples_are_served_as_the_adapter_and_keda_quantise_them():
+    """prometheus-adapter truncates a sample to whole milli-units (int64(value*1000.0)): four pods
+    at 11.0009 read 11,000 m each against 10, ratio 1.1, inside the tolerance, so 4 stay. KEDA
+    prints the value with %.3f: a total of 44.0036 is 44,004 m, 1.1001 of 4 · 10, so 5; and
+    0.0025 against a 1 m target reads 3 m (Python's round(2.5) would give 2)."""
+    # Go's float64 product, as Python's: 1.001 · 1000 = 1000.9999999999999, so 1,000 m
+    assert hpa.adapter_milli(11.0009) == 11_000 and hpa.adapter_milli(1.001) == 1_000
+    assert hpa.keda_milli(0.0025) == 3 and hpa.keda_milli(-1.0) == 0
+    assert hpa.keda_milli(float("nan")) == 0
+    assert replica_count([11.0009] * 4, 10.0) == 4
+    assert external_replica_count(4, 44.0036, 10.0) == 5
+    assert external_replica_count(1, 0.0025, 0.001) == 3
+
+
+@pytest.mark.parametrize(
+    "values, expected",
+    [
+        # a Pending pod counts as 0 m on a scale-up: 44,003 // 4 = 11,000, inside: 4 stay
+        ([14.668, 14.667, 14.668], 4),
+        # 44,004 // 4 = 11,001, outside: ⌈4 · 1.1001⌉ = 5
+        ([14.668, 14.668, 14.668], 5),
+        # 3 · 14,667 = 44,001 // 4 = 11,000 (not 11,000.25): inside, 4 stay
+        ([14.667, 14.667, 14.667], 4),
+    ],
+)
+def test_pending_pods_count_at_exactly_zero_on_both_paths(values, expected):
+    assert replica_count(values, 10, unready=1) == expected
+    if len(set(values)) == 1:  # the fast path of identical samples
+        milli = hpa.adapter_milli(values[0])
+        assert hpa.uniform_pod_metric_replicas(10_000, 4, milli, 3, 1, Tolerances()) == expected
+
+
+def test_at_the_target_a_pending_pod_changes_nothing():
+    """Ratio exactly 1 with a Pending pod: the Pending pods are counted only on a scale-up
+    (ratio > 1), so the count stays 5 on both paths (counting it at 0 would ask for 4)."""
+    assert replica_count([10.0] * 4, 10, unready=1) == 5
+    assert hpa.uniform_pod_metric_replicas(10_000, 5, 10_000, 4, 1, Tolerances()) == 5
+
+
+def test_a_scale_up_below_the_current_count_keeps_it():
+    """Ten replicas, of which four report 18 against 10 and one has no sample: 72/5 = 14.4, ratio
+    1.44, ⌈5 · 1.44⌉ = 8 < 10; a scale-up that would shrink the fleet keeps 10."""
+    pods = [Pod(value=18.0)] * 4 + [Pod(value=None)]
+    assert desired_replicas(MetricSpec("Pods", "AverageValue", 10), 10, pods=pods) == 10
+
+
+def test_pods_requesting_nothing_are_refused():
+    spec = MetricSpec("Resource", "Utilization", 50)
+    with pytest.raises(ValueError, match="request none of the resource"):
+        desired_replicas(spec, 1, pods=[Pod(value=0.1, request=0.0)])
+
+
+def test_a_sync_without_pending_pods_counts_none():
+    """Two replicas at 12 against 10: ratio 1.2, ⌈2 · 1.2⌉ = 3 (a Pending pod, counted at 0,
+    would make it 24/3 = 8, a reversal that keeps 2)."""
+    a = HorizontalAutoscaler(target=10.0)
+    assert a.step(0.0, [12.0, 12.0]) == 3
+
+
+def test_without_behavior_the_rules_tolerances_are_not_read():
+    """behavior=False is an HPA without a behavior section: the controller's tolerance (0.1)
+    in both directions, whatever the rules would say, and a 300 s downscale window
+    (--horizontal-pod-autoscaler-downscale-stabilization's default, 5 m)."""
+    rules = Rules((ScalingPolicy("Pods", 4, 15),), tolerance=0.05)
+    a = HorizontalAutoscaler(target=1.0, behavior=False, up=rules, down=rules)
+    assert a.tolerances == Tolerances(0.1, 0.1) and a.downscale_window_s == 300.0

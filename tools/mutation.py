@@ -130,9 +130,14 @@ def run(module: str, tests: list[str], *, execute: bool = True) -> dict:
             survived.append(where)
     # an equivalent mutant is named by its operator and the text of its line (stable while the
     # line is), with the reason no test can see it
-    known = {(e["operator"], e["line"]) for e in _equivalents().get(module, [])}
-    equivalent = [s for s in survived if s[:2] in known]
-    live = [s for s in survived if s[:2] not in known]
+    # (an entry with a ``col`` names one mutant of its line, where the line holds others)
+    known = [(e["operator"], e["line"], e.get("col")) for e in _equivalents().get(module, [])]
+
+    def listed(s) -> bool:
+        return any(s[:2] == (op, line) and col in (None, s[3]) for op, line, col in known)
+
+    equivalent = [s for s in survived if listed(s)]
+    live = [s for s in survived if not listed(s)]
     total = killed + len(survived)
     score = killed / max(total - len(equivalent), 1)
     report = {

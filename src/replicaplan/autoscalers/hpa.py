@@ -25,7 +25,9 @@ which ignores binary noise below 10⁻⁹ where the controller's ``math.Ceil`` w
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
+from decimal import Decimal
 from functools import cache
 
 import sympy as sp
@@ -169,7 +171,24 @@ class MetricSpec:
 
 
 def _milli(x: float) -> int:
+    """A quantity as written (a target, a request, a metrics-server sample) in milli-units."""
     return int(round(x * 1000))
+
+
+def adapter_milli(x: float) -> int:
+    """A Prometheus sample as prometheus-adapter serves it to the HPA (a Pods or Object metric):
+    ``resource.NewMilliQuantity(int64(value*1000.0))``, the product truncated toward zero
+    (``pkg/custom-provider/provider.go``, ``metricFor``): 11.0009 is 11,000 m."""
+    return int(x * 1000.0)
+
+
+def keda_milli(x: float) -> int:
+    """A value as KEDA's metrics server serves it (an External metric): printed with ``%.3f``
+    and parsed as a quantity, so rounded to the nearest milli-unit; NaN, infinities and negatives
+    are 0 (``pkg/scalers/scaler.go``, ``quantityFromFloat64``): 0.0025 is 3 m."""
+    if not math.isfinite(x) or x < 0:
+        return 0
+    return int(Decimal(f"{x:.3f}") * 1000)
 
 
 def _ratio_up_down(usage_ratio: float, new_ratio: float) -> bool:
@@ -206,7 +225,8 @@ def desired_replicas(
     if value is None:
         raise ValueError(f"an {spec.kind} metric needs its value")
     values = value if isinstance(value, list | tuple) else [value]
-    usage = sum(_milli(_check.non_negative("value", v)) for v in values)
+    served = keda_milli if spec.kind == "External" else adapter_milli
+    usage = sum(served(_check.non_negative("value", v)) for v in values)
     target_milli = _milli(spec.target)
     if spec.target_type == "AverageValue":  # GetObject/ExternalPerPodMetricReplicas
         if current == 0:
@@ -226,8 +246,9 @@ def desired_replicas(
 def _pod_metric_replicas(spec: MetricSpec, current: int, pods: list, tol: Tolerances) -> int:
     cpu = spec.kind == "Resource" and spec.resource == "cpu"
     ready, unready, missing, ignored = group_pods(pods, cpu)
+    served = _milli if spec.kind == "Resource" else adapter_milli
     metrics = {
-        i: _milli(p.value)
+        i: served(p.value)
         for i, p in enumerate(pods)
         if p.value is not None and i not in unready and i not in ignored
     }
@@ -572,7 +593,7 @@ class HorizontalAutoscaler:
         if uniform is not None:
             sample, ready, unready = uniform
             return uniform_pod_metric_replicas(
-                _milli(spec.target), self.replicas, _milli(sample), ready, unready, tol
+                _milli(spec.target), self.replicas, adapter_milli(sample), ready, unready, tol
             )
         return desired_replicas(spec, self.replicas, value=value, tolerances=tol)
 
