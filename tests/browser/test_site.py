@@ -447,3 +447,120 @@ def test_search_snippets_are_text(browser, server):
     assert snippets
     assert not RAW_TEX.search(snippets), snippets[:300]
     assert not re.search(r"[a-z][.,;:][A-Z][a-z]", snippets), snippets[:300]
+
+
+# ------------------------------------------------------------------ what a reader on a phone sees
+POSITIONAL = re.compile(
+    r"\((?:left|right|top|bottom)\)|\b(?:left|right|top|bottom)(?::| panel)", re.IGNORECASE
+)
+"""A caption's words for where a panel is: the phone figure stacks panels the desktop one puts
+side by side, so captions name panels by their drawn labels, (a) and (b), instead."""
+
+
+@pytest.mark.parametrize("page", CHAPTERS)
+def test_a_phone_shows_every_figure_and_equation_whole(browser, server, page):
+    """At 390 px: at least 90 % of every figure's width is on screen without scrolling (the phone
+    rendering, served by <picture>); a display equation wider than its box sits in a box that a
+    keyboard can focus and that shows it scrolls (a fading edge); no inline formula runs past
+    its line's box; no caption places a panel by left/right/top/bottom."""
+    _at_width(browser, 390)
+    try:
+        _open(browser, server + page)
+        figures = browser.execute_script(
+            """const out = [];
+            for (const img of document.querySelectorAll('figure img')) {
+                const r = img.getBoundingClientRect();
+                let lo = 0, hi = document.documentElement.clientWidth;
+                for (let a = img.parentElement; a; a = a.parentElement) {
+                    const o = getComputedStyle(a).overflowX;
+                    if (o === 'auto' || o === 'scroll' || o === 'hidden') {
+                        const b = a.getBoundingClientRect();
+                        lo = Math.max(lo, b.left); hi = Math.min(hi, b.right);
+                    }
+                }
+                const seen = Math.max(0, Math.min(r.right, hi) - Math.max(r.left, lo));
+                out.push([img.currentSrc.split('/').pop(), seen / r.width]);
+            }
+            return out;"""
+        )
+        hidden = [(src, f"{share:.0%}") for src, share in figures if share < 0.9]
+        equations = browser.execute_script(
+            """const out = [];
+            for (const m of document.querySelectorAll('mjx-container[display="true"]')) {
+                let box = m.parentElement;
+                while (box && getComputedStyle(box).overflowX === 'visible')
+                    box = box.parentElement;
+                if (!box || m.scrollWidth <= box.clientWidth + 1) continue;
+                const s = getComputedStyle(box);
+                const cue = (s.maskImage || s.webkitMaskImage || 'none') !== 'none';
+                if (box.tabIndex < 0 || !cue) out.push(m.textContent.slice(0, 40));
+            }
+            for (const m of document.querySelectorAll('mjx-container:not([display="true"])')) {
+                const line = m.closest('p, li, td, dd');
+                const right = line && line.getBoundingClientRect().right;
+                if (line && m.getBoundingClientRect().right > right + 1)
+                    out.push('inline: ' + m.textContent.slice(0, 40));
+            }
+            return out;"""
+        )
+        captions = browser.execute_script(
+            "return Array.from(document.querySelectorAll('figcaption')).map(c => c.textContent);"
+        )
+        placed = [POSITIONAL.search(c).group(0) for c in captions if POSITIONAL.search(c)]
+        problems = {
+            "figures mostly off screen": hidden,
+            "formulas cut with no way to scroll": equations,
+            "captions placing panels by position": placed,
+        }
+        assert not any(problems.values()), f"{page} at 390 px: {problems}"
+    finally:
+        browser.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
+
+
+def test_header_buttons_search_and_contents_as_a_keyboard_reader_meets_them(browser, server):
+    """Every header button shows where the keyboard is (its outline or shadow changes when it
+    takes focus); the search field's icon leaves the query's first letter visible; the page's
+    contents list its subsections, not only the three levels; no launch button opens a
+    notebook that cannot run (Colab lacks the package and the chapters' helpers)."""
+    from selenium.webdriver.common.by import By
+
+    _at_width(browser, 1400)
+    try:
+        _open(browser, server + "chapters/time_to_start.html")
+        unmarked = browser.execute_script(
+            """const look = e => { const s = getComputedStyle(e);
+                return [s.outlineStyle, s.outlineWidth, s.boxShadow].join('|'); };
+            const out = [], sel = '.article-header-buttons button, .article-header-buttons > a';
+            for (const b of document.querySelectorAll(sel)) {
+                if (!b.getClientRects().length) continue;
+                b.blur(); const before = look(b);
+                b.focus({focusVisible: true}); const after = look(b); b.blur();
+                if (before === after) out.push(b.getAttribute('title') || b.className);
+            }
+            return out;"""
+        )
+        toc = browser.execute_script("return document.querySelectorAll('.bd-toc-nav a').length;")
+        launch = browser.execute_script(
+            "return Array.from(document.querySelectorAll('a[href]')).map(a => a.href);"
+        )
+        colab = [h for h in launch if "colab.research.google.com" in h]
+        binder = [h for h in launch if "mybinder.org" in h]
+        _open(browser, server + "search.html?q=capacity")
+        field = browser.find_element(By.CSS_SELECTOR, ".bd-search input")
+        icon = browser.find_element(By.CSS_SELECTOR, ".bd-search .fa-magnifying-glass")
+        text_left = browser.execute_script(
+            "const e = arguments[0], s = getComputedStyle(e);"
+            "return e.getBoundingClientRect().left + parseFloat(s.paddingLeft);",
+            field,
+        )
+        covered = icon.rect["x"] + icon.rect["width"] > text_left + 1
+        problems = {
+            "header buttons without a visible focus": unmarked,
+            "contents entries (want more than the 3 levels)": toc if toc <= 6 else None,
+            "Colab launch links": colab,
+            "no Binder launch link": not binder or None,
+            "search icon over the query": covered or None,
+        }
+        assert not any(problems.values()), problems
+    finally:
+        browser.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
