@@ -10,6 +10,14 @@
 * The page's download menu offers the chapter's MyST source (the ``.md`` a reader edits) beside
   the executed ``.ipynb``; the sources are copied to ``_sources/`` at the end of the build.
 * ``static/search_fix.js``: search snippets without raw TeX and with words kept apart.
+* Each figure's phone rendering (``plots.phone_layout``, carried in the notebook output's
+  metadata) is written beside the desktop image in ``_images/`` and served to screens up to
+  600 px wide by a ``<picture>`` around the figure's ``<img>``: a phone shows the whole figure,
+  drawn for its width, where it used to show 46 % of the desktop one.
+* ``static/math_scroll.js``: a display formula wider than its box gets a fading edge and a
+  tab stop, so a reader sees that it continues and a keyboard can scroll it.
+* ``static/menus.js``: the phone's contents panel closes once a section is chosen, and a
+  closed panel gives the focus back to the button that opened it.
 * pydata-sphinx-theme also loads Font Awesome's SVG-replacing script (1.5 MB), although its own
   stylesheet already draws every icon from the web font; the script tag and the file (with the
   theme's source maps, which no page loads) are removed from the site after the build.
@@ -157,6 +165,61 @@ def _finish(app, exception):
         (out / "_static" / "scripts" / junk).unlink(missing_ok=True)
     for source_map in (out / "_static").rglob("*.map"):
         source_map.unlink()
+    _serve_phone_figures(out, Path(app.srcdir))
+
+
+def _phone_images(srcdir: Path) -> dict[str, tuple[bytes, int, int]]:
+    """sha256 of each figure's desktop PNG (the name myst-nb gives its file in ``_images``) →
+    its phone PNG and that PNG's design size, read from the executed notebooks."""
+    import base64
+    import hashlib
+    import json
+
+    found = {}
+    for notebook in [*sorted((srcdir / "chapters").glob("*.ipynb")), srcdir / "intro.ipynb"]:
+        if not notebook.exists():
+            continue
+        for cell in json.loads(notebook.read_text(encoding="utf-8")).get("cells", []):
+            for output in cell.get("outputs", []):
+                data = output.get("data", {}).get("image/png")
+                phone = output.get("metadata", {}).get("image/png", {}).get("phone")
+                if not (data and phone):
+                    continue
+                desktop = base64.b64decode("".join(data) if isinstance(data, list) else data)
+                found[hashlib.sha256(desktop).hexdigest()] = (
+                    base64.b64decode(phone["png"]),
+                    int(phone["width"]),
+                    int(phone["height"]),
+                )
+    return found
+
+
+_IMG = re.compile(r'<img\b[^>]*\bsrc="(?P<dir>[^"]*_images/)(?P<hash>[0-9a-f]{64})\.png"[^>]*>')
+
+
+def _serve_phone_figures(out: Path, srcdir: Path) -> None:
+    phones = _phone_images(srcdir)
+    if not phones:
+        return
+    for digest, (png, _, _) in phones.items():
+        (out / "_images" / f"{digest}-phone.png").write_bytes(png)
+
+    def picture(match) -> str:
+        found = phones.get(match["hash"])
+        if found is None:
+            return match[0]
+        _, width, height = found
+        src = f"{match['dir']}{match['hash']}-phone.png"
+        return (
+            f'<picture><source media="(max-width: 600px)" srcset="{src}" width="{width}" '
+            f'height="{height}">{match[0]}</picture>'
+        )
+
+    for page in out.rglob("*.html"):
+        html = page.read_text(encoding="utf-8")
+        served = _IMG.sub(picture, html)
+        if served != html:
+            page.write_text(served, encoding="utf-8")
 
 
 def _static_path(app, config):
@@ -170,6 +233,8 @@ def setup(app):
     app.connect("config-inited", _static_path)
     app.add_css_file("replicaplan.css")
     app.add_js_file("search_fix.js", loading_method="defer")
+    app.add_js_file("math_scroll.js", loading_method="defer")
+    app.add_js_file("menus.js", loading_method="defer")
     app.connect("doctree-resolved", _alt_from_captions)
     app.connect("html-page-context", _drop_duplicate_scripts, priority=900)
     app.connect("html-page-context", _add_md_download, priority=900)

@@ -135,3 +135,50 @@ def test_notebook_png_is_2x_with_design_size():
 
 def teardown_module():
     plt.close("all")
+
+
+PANELLED = {"day": 2, "fleet": 2, "forecast": 2, "sensitivity": 2}
+"""Figures of several panels, and how many: each panel's title starts with its label."""
+
+
+@pytest.mark.parametrize("name", sorted(PANELLED))
+def test_panels_are_labelled_a_b_in_both_layouts(name):
+    """Captions name panels (a), (b): the labels must be drawn, since the phone rendering
+    stacks what the desktop one may put side by side."""
+    fig = FIGURES[name]
+    titles = [t for ax in fig.axes for t in (ax.get_title(loc="left"), ax.get_title()) if t.strip()]
+    labels = sorted(t[:3] for t in titles if t.startswith("("))
+    assert labels == [f"({c})" for c in "ab"[: PANELLED[name]]], titles
+
+
+@pytest.mark.parametrize("name", sorted(FIGURES))
+def test_the_phone_rendering_is_whole_and_legible(name):
+    """The phone rendering: PHONE_WIDTH_IN wide, every text at least MIN_FONT_PT and inside the
+    canvas (nothing cut at an edge), panels in one column, one legend, and the figure shown
+    on the page left as drawn."""
+    import io
+
+    from PIL import Image
+
+    fig = FIGURES[name]
+    before = fig.get_size_inches().copy()
+    data, size = plots.phone_png(fig)
+    assert (fig.get_size_inches() == before).all()
+    assert Image.open(io.BytesIO(data)).size[0] == 2 * size["width"]
+    assert size["width"] == round(plots.PHONE_WIDTH_IN * plots.DPI)
+    phone = fig._replicaplan_redraw()
+    with plt.rc_context(plots.STYLE):
+        plots.phone_layout(phone)
+    phone.canvas.draw()
+    renderer = phone.canvas.get_renderer()
+    canvas = phone.bbox
+    texts = [t for t in phone.findobj(Text) if t.get_text().strip() and t.get_visible()]
+    assert min(t.get_fontsize() for t in texts) >= plots.MIN_FONT_PT
+    # everything drawn (ticks outside the view are not) lies on the canvas, in display units
+    drawn = phone.get_tightbbox(renderer).transformed(phone.dpi_scale_trans)
+    assert drawn.x0 >= canvas.x0 - 1 and drawn.x1 <= canvas.x1 + 1, (name, drawn, canvas)
+    assert drawn.y0 >= canvas.y0 - 1 and drawn.y1 <= canvas.y1 + 1, (name, drawn, canvas)
+    columns = {ax.get_subplotspec().get_geometry()[1] for ax in phone.axes if ax.get_subplotspec()}
+    assert columns == {1}, name
+    assert len(phone.legends) <= 1 and not [ax for ax in phone.axes if ax.get_legend()]
+    plt.close(phone)

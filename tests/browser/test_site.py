@@ -267,6 +267,7 @@ def test_menu_and_contents_open_and_close(browser, server, width):
     import time
 
     from selenium.webdriver.common.action_chains import ActionChains
+    from selenium.webdriver.common.keys import Keys
 
     _at_width(browser, width)
     try:
@@ -298,6 +299,21 @@ def test_menu_and_contents_open_and_close(browser, server, width):
                 "return document.querySelectorAll('#pst-secondary-sidebar-modal a').length;"
             )
             assert sections >= 3
+            # choosing a section closes the panel, so the reader sees it
+            browser.execute_script(
+                "document.querySelector('#pst-secondary-sidebar-modal a[href^=\"#\"]').click();"
+            )
+            time.sleep(0.5)
+            assert not _shown(browser, "#pst-secondary-sidebar-modal"), "contents stayed open"
+            # a panel closed with Escape hands the focus back to the button that opened it
+            _visible_button(browser, ".primary-toggle").click()
+            time.sleep(0.5)
+            ActionChains(browser).send_keys(Keys.ESCAPE).perform()
+            time.sleep(0.5)
+            focused = browser.execute_script(
+                "return document.activeElement && document.activeElement.className;"
+            )
+            assert "primary-toggle" in (focused or ""), f"focus went to {focused!r}"
         else:
             assert _shown(browser, "#pst-primary-sidebar")
             _visible_button(browser, ".primary-toggle").click()
@@ -527,19 +543,34 @@ def test_header_buttons_search_and_contents_as_a_keyboard_reader_meets_them(brow
     _at_width(browser, 1400)
     try:
         _open(browser, server + "chapters/time_to_start.html")
-        unmarked = browser.execute_script(
-            """const look = e => { const s = getComputedStyle(e);
-                return [s.outlineStyle, s.outlineWidth, s.boxShadow].join('|'); };
-            const out = [], sel = '.article-header-buttons button, .article-header-buttons > a';
-            for (const b of document.querySelectorAll(sel)) {
-                if (!b.getClientRects().length) continue;
-                b.blur(); const before = look(b);
-                b.focus({focusVisible: true}); const after = look(b); b.blur();
-                if (before === after) out.push(b.getAttribute('title') || b.className);
-            }
-            return out;"""
+        from selenium.webdriver.common.action_chains import ActionChains
+        from selenium.webdriver.common.keys import Keys
+
+        look = """const s = getComputedStyle(arguments[0]);
+            return [s.outlineStyle, s.outlineWidth, s.boxShadow].join('|');"""
+        buttons = [
+            b
+            for b in browser.find_elements(
+                By.CSS_SELECTOR, ".article-header-buttons button, .article-header-buttons > a"
+            )
+            if b.is_displayed()
+        ]
+        resting = {b.id: browser.execute_script(look, b) for b in buttons}
+        seen, unmarked = set(), []
+        browser.find_element(By.TAG_NAME, "body").click()
+        for _ in range(200):  # the keyboard's own focus, reached with Tab as a reader does
+            ActionChains(browser).send_keys(Keys.TAB).perform()
+            active = browser.switch_to.active_element
+            if active.id in resting and active.id not in seen:
+                seen.add(active.id)
+                if browser.execute_script(look, active) == resting[active.id]:
+                    unmarked.append(active.get_attribute("title") or active.get_attribute("class"))
+        assert seen, "Tab never reached a header button"
+        toc = browser.execute_script(
+            """return Array.from(document.querySelectorAll('.bd-sidebar-secondary .toc-entry a'))
+                .filter(a => a.getClientRects().length
+                             && getComputedStyle(a).visibility !== 'hidden').length;"""
         )
-        toc = browser.execute_script("return document.querySelectorAll('.bd-toc-nav a').length;")
         launch = browser.execute_script(
             "return Array.from(document.querySelectorAll('a[href]')).map(a => a.href);"
         )

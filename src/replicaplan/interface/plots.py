@@ -8,7 +8,12 @@ One style for the whole book, set here and nowhere else:
   axis names its quantity and its unit;
 * in a notebook, figures are sent as PNG at twice ``DPI`` (sharp on high-density screens),
   reduced to a 256-colour palette, which keeps a line chart's file small and is byte-for-byte
-  reproducible, with the design size in the output's metadata so the page shows it at 1×.
+  reproducible, with the design size in the output's metadata so the page shows it at 1×;
+* each figure is also drawn for a phone (``phone_layout``: ``PHONE_WIDTH_IN`` wide, panels
+  side by side stacked, one legend below in one column, fewer ticks on the x axis, long titles
+  wrapped), and that rendering travels in the same output's metadata; the site serves it to
+  narrow screens with ``<picture>`` (``_ext/site_fixes.py``). Panels are labelled (a), (b) in
+  their titles, so a caption names them the same way in both layouts.
 """
 
 from __future__ import annotations
@@ -49,9 +54,19 @@ STYLE = {
 
 ANNOTATION = {"fontsize": MIN_FONT_PT, "color": "dimgrey"}
 
+PHONE_WIDTH_IN = 3.5
+"""Width of a figure's phone rendering, inches (350 px: a 390 px phone's text column)."""
+PHONE_TICKS = 5
+"""The most labelled ticks on a phone rendering's x axis."""
+PHONE_TITLE_CHARS = 28
+"""Where a title is wrapped on a phone rendering."""
+PHONE_XLABEL_CHARS = 40
+PHONE_YLABEL_CHARS = 34
+"""Where an axis label is wrapped on a phone rendering (the y label runs along a short panel)."""
 
-def _png(fig) -> tuple[bytes, dict]:
-    """The figure as a 2× PNG with a 256-colour palette, and its design size as metadata."""
+
+def _png_bytes(fig) -> bytes:
+    """The figure as a 2× PNG with a 256-colour palette (byte-for-byte reproducible)."""
     from PIL import Image
 
     raw = io.BytesIO()
@@ -59,8 +74,115 @@ def _png(fig) -> tuple[bytes, dict]:
     image = Image.open(raw).convert("RGB").quantize(256, method=Image.Quantize.MEDIANCUT)
     out = io.BytesIO()
     image.save(out, format="png", optimize=True)
+    return out.getvalue()
+
+
+def _size(fig) -> dict:
     width, height = fig.get_size_inches() * DPI
-    return out.getvalue(), {"width": int(round(width)), "height": int(round(height))}
+    return {"width": int(round(width)), "height": int(round(height))}
+
+
+def _legend_entries(fig) -> tuple[list, list]:
+    """Every legend's handles and labels (figure's and axes'), each label once, in order; the
+    legends are removed."""
+    handles, labels = [], []
+    legends = [*fig.legends, *(ax.get_legend() for ax in fig.axes)]
+    for legend in legends:
+        if legend is None:
+            continue
+        for h, t in zip(legend.legend_handles, legend.get_texts(), strict=True):
+            if t.get_text() not in labels:
+                handles.append(h)
+                labels.append(t.get_text())
+        legend.remove()
+    fig.legends.clear()
+    return handles, labels
+
+
+def _fewer_ticks(ax) -> None:
+    """At most ``PHONE_TICKS`` labelled ticks on the x axis, every k-th of those drawn."""
+    if ax.get_xscale() != "linear":
+        return
+    lo, hi = sorted(ax.get_xlim())
+    locs = [x for x in ax.get_xticks() if lo - 1e-9 <= x <= hi + 1e-9]
+    if len(locs) <= PHONE_TICKS:
+        return
+    texts = {round(t.get_position()[0], 9): t.get_text() for t in ax.get_xticklabels()}
+    step = -(-len(locs) // PHONE_TICKS)
+    kept = locs[::step]
+    if all(texts.get(round(x, 9)) for x in kept):  # labels set by hand (clock times, days)
+        ax.set_xticks(kept, [texts[round(x, 9)] for x in kept])
+    else:
+        ax.set_xticks(kept)
+
+
+def phone_layout(fig) -> None:
+    """Lay ``fig`` out again, in place, for a phone's text column: ``PHONE_WIDTH_IN`` wide;
+    panels drawn side by side stacked into a column; every legend gathered into one, in one
+    column, below the panels; at most ``PHONE_TICKS`` ticks on each x axis; titles wrapped.
+    The text keeps its size in points, so it reads as it does on a desktop."""
+    import textwrap
+
+    panels = [ax for ax in fig.axes if ax.get_subplotspec() is not None]
+    width, height = fig.get_size_inches()
+    rows, panel_height = 1, height
+    if panels:
+        nrows, ncols = panels[0].get_subplotspec().get_gridspec().get_geometry()
+        rows, panel_height = nrows, height / nrows
+        if nrows == 1 and ncols > 1:  # side by side: one above the other, each as tall
+            column = fig.add_gridspec(ncols, 1)
+            for ax in panels:
+                ax.set_subplotspec(column[ax.get_subplotspec().colspan.start, 0])
+            rows, panel_height = ncols, height
+    handles, labels = _legend_entries(fig)
+    for ax in fig.axes:
+        _fewer_ticks(ax)
+        for text, limit in (
+            (ax.xaxis.label, PHONE_XLABEL_CHARS),
+            (ax.yaxis.label, PHONE_YLABEL_CHARS),
+        ):
+            flat = " ".join(text.get_text().split())
+            if len(flat) > limit:
+                text.set_text(textwrap.fill(flat, limit, break_on_hyphens=False))
+        for loc in ("center", "left"):
+            title = ax.get_title(loc=loc)
+            if len(title) > PHONE_TITLE_CHARS:
+                ax.set_title(
+                    textwrap.fill(title, PHONE_TITLE_CHARS, break_on_hyphens=False), loc=loc
+                )
+    legend_height = 0.25 * len(labels) + (0.2 if labels else 0)
+    fig.set_size_inches(PHONE_WIDTH_IN, max(panel_height * rows * 0.85, 2.6) + legend_height)
+    if labels:
+        fig.legend(handles, labels, loc="outside lower center", ncol=1, frameon=False)
+    fig.set_layout_engine("constrained")
+
+
+def phone_png(fig) -> tuple[bytes, dict] | None:
+    """The phone rendering of a figure drawn by a figure function of this module: the function
+    run again with the same arguments (the figure shown is left as it is), then
+    ``phone_layout``; as a 2× PNG and its design size. None for a figure drawn elsewhere."""
+    redraw = getattr(fig, "_replicaplan_redraw", None)
+    if redraw is None:
+        return None
+    phone = redraw()
+    try:
+        with plt.rc_context(STYLE):
+            phone_layout(phone)
+            return _png_bytes(phone), _size(phone)
+    finally:
+        plt.close(phone)
+
+
+def _png(fig) -> tuple[bytes, dict]:
+    """The figure as a 2× PNG with its design size as metadata, and its phone rendering
+    (``phone_png``) in the metadata's ``phone`` entry (base64 PNG with its own size)."""
+    import base64
+
+    meta = _size(fig)
+    phone = phone_png(fig)
+    if phone is not None:
+        meta["phone"] = {"png": base64.b64encode(phone[0]).decode("ascii"), **phone[1]}
+    return _png_bytes(fig), meta
 
 
 def _register_notebook_output() -> None:
@@ -87,6 +209,12 @@ def styled(draw):
     def wrapper(*args, **kwargs):
         with plt.rc_context(STYLE):
             fig = draw(*args, **kwargs)
+
+        def redraw():
+            with plt.rc_context(STYLE):
+                return draw(*args, **kwargs)
+
+        fig._replicaplan_redraw = redraw  # for its phone rendering (phone_png)
         _register_notebook_output()  # after the backend has set up its own formatters
         return fig
 
@@ -119,7 +247,7 @@ def _legend_below(fig, axes, ncol: int = 2) -> None:
 
 @styled
 def plot_day(results: dict[str, DayResult], *, zoom=(20 * 60 + 30, 21 * 60 + 30)):
-    """Arrivals against ready capacity over the whole day (top) and around an event (bottom).
+    """Arrivals against ready capacity over the whole day (a) and around an event (b).
 
     ``results`` maps a label to a policy's ``DayResult``; all must share the same traffic.
     Minutes in which the ready capacity falls short of the arrivals are shaded.
@@ -157,8 +285,8 @@ def plot_day(results: dict[str, DayResult], *, zoom=(20 * 60 + 30, 21 * 60 + 30)
         ax.set_xlabel("time of day (HH:MM)")
     _hour_ticks(whole, 0, minutes.size, 180)
     _hour_ticks(near, zoom[0], zoom[1], 15)
-    whole.set_title("the whole day")
-    near.set_title(f"{clock(zoom[0])}–{clock(zoom[1])}, shaded: minutes short of capacity")
+    whole.set_title("(a) the whole day")
+    near.set_title(f"(b) {clock(zoom[0])}–{clock(zoom[1])}, shaded: minutes short of capacity")
     _legend_below(fig, whole, ncol=1)
     fig.tight_layout(rect=(0, 0.13, 1, 1))
     return fig
@@ -263,8 +391,8 @@ def plot_fleet(
     tick_s: int = 3600,
     clock_offset_s: int = 0,
 ):
-    """Closed-loop runs over time: paid replicas (top, log axis) and requests waiting for a slot
-    (bottom).
+    """Closed-loop runs over time: paid replicas (a, log axis) and requests waiting for a slot
+    (b).
 
     ``runs`` maps a label to a ``control.FleetRun``; the x axis is the clock (HH:MM), second 0 of
     the runs being ``clock_offset_s`` seconds after midnight.
@@ -281,10 +409,12 @@ def plot_fleet(
     need = first.rate[start_s:stop_s] / first.max_rate_rps
     top.plot(t, need, color="black", lw=1, ls=":", label="λ(t)/μ (replicas at full load)")
     top.set_ylabel("replicas paid")
+    top.set_title("(a) replicas paid", loc="left")
     top.set_yscale("log")
     _plain_log(top, "y")
     top.grid(alpha=0.3, which="both")
     bottom.set_ylabel("requests waiting")
+    bottom.set_title("(b) requests waiting for a batch slot", loc="left")
     bottom.set_xlabel("time of day (HH:MM)")
     ticks = np.arange(start_s - start_s % tick_s, stop_s + 1, tick_s)
     ticks = ticks[(ticks >= start_s) & (ticks <= stop_s)]
@@ -445,6 +575,8 @@ def plot_forecast_study(study):
     left.plot(err, study.uncovered_chase, "o-", label="chasing")
     left.plot(err, study.uncovered_forecast, "s--", label="scaling ahead on the forecast")
     left.set_ylabel("uncovered minutes")
+    left.set_title("(a) minutes short of capacity", loc="left")
+    right.set_title("(b) replica-hours paid", loc="left")
     right.plot(err, study.hours_chase, "o-", label="chasing")
     right.plot(err, study.hours_forecast, "s--", label="scaling ahead on the forecast")
     right.set_ylabel("replica-hours paid")
@@ -524,9 +656,9 @@ def plot_plan_sensitivity(
     currency: str = "currency of the hourly price",
 ):
     """How a plan moves: each policy's price per million answer tokens against the start-up
-    time (top; a hollow marker where the policy leaves minutes uncovered), and, when
+    time (a; a hollow marker where the policy leaves minutes uncovered), and, when
     ``promises`` are given, μ* with the recommended policy's price against the TPOT promise
-    (bottom)."""
+    (b)."""
     if promises is None:
         fig, left = plt.subplots(figsize=(WIDTH_IN, 5.0))
     else:
@@ -548,8 +680,11 @@ def plot_plan_sensitivity(
     left.set_ylim(bottom=0)
     left.legend(loc="lower right", ncol=2)
     if promises is None:
+        left.set_title("price against the start-up time", loc="left")
         fig.tight_layout()
         return fig
+    left.set_title("(a) price against the start-up time", loc="left")
+    right.set_title("(b) μ* and price against the TPOT promise", loc="left")
     ms = np.asarray(promises) * 1000
     right.plot(ms, mu_stars, "o-", color="black", label="μ* (left axis)")
     right.set_xlabel("TPOT promise (ms)")
@@ -567,7 +702,7 @@ def plot_plan_sensitivity(
 @styled
 def plot_search(outcomes, best=None, *, currency: str = "USD"):
     """The configuration search: each screened candidate's price per million output tokens
-    against its TTFT p90 (top) and TPOT p90 (bottom); the Pareto front filled, the others
+    against its TTFT p90 (a) and TPOT p90 (b); the Pareto front filled, the others
     hollow, one colour per GPU, the answer ringed."""
     ok = [o for o in outcomes if o.ok]
     fig, axes = plt.subplots(2, 1, figsize=(WIDTH_IN, 8.0))
@@ -577,6 +712,7 @@ def plot_search(outcomes, best=None, *, currency: str = "USD"):
         (axes[0], "ttft_p90_s", "TTFT p90 at the operating rate (ms)"),
         (axes[1], "tpot_p90_s", "TPOT p90 at the operating rate (ms)"),
     ):
+        ax.set_title(f"({'ab'[attr == 'tpot_p90_s']}) against {label.split(' at ')[0]}", loc="left")
         for gpu in gpus:
             mine = [o for o in ok if o.candidate.gpu == gpu]
             for front, fill in ((True, colours[gpu]), (False, "white")):
