@@ -182,3 +182,22 @@ def test_the_phone_rendering_is_whole_and_legible(name):
     assert columns == {1}, name
     assert len(phone.legends) <= 1 and not [ax for ax in phone.axes if ax.get_legend()]
     plt.close(phone)
+
+
+def _contrast(hex_colour: str) -> float:
+    """WCAG 2 contrast ratio of a colour against white."""
+    rgb = [int(hex_colour[i : i + 2], 16) / 255 for i in (1, 3, 5)]
+    lin = [c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4 for c in rgb]
+    luminance = 0.2126 * lin[0] + 0.7152 * lin[1] + 0.0722 * lin[2]
+    return 1.05 / (luminance + 0.05)
+
+
+def test_series_colours_hold_contrast_and_differ_by_dash_too():
+    """WCAG 1.4.11 asks 3:1 of graphics against their background (matplotlib's orange, 2.5:1,
+    fails); and two series never differ by colour alone."""
+    assert all(_contrast(c) >= 3.0 for c in plots.SERIES_COLOURS)
+    assert _contrast("#ff7f0e") < 3.0  # the default orange the review measured at 2.53:1
+    assert len(set(map(str, plots.SERIES_DASHES))) == len(plots.SERIES_COLOURS)
+    fig = FIGURES["forecast"]
+    styles = {(line.get_color(), line.get_linestyle()) for line in fig.axes[0].get_lines()}
+    assert len({ls for _, ls in styles}) == len(styles)

@@ -23,6 +23,7 @@ import io
 
 import matplotlib.pyplot as plt
 import numpy as np
+from cycler import cycler
 from matplotlib.ticker import FuncFormatter, LogLocator
 
 from replicaplan.interface.report import clock
@@ -33,6 +34,13 @@ WIDTH_IN = 7.4
 DPI = 100
 MIN_FONT_PT = 10.0
 """The smallest text in any figure, points."""
+
+SERIES_COLOURS = ["#0072B2", "#D55E00", "#009E73", "#CC79A7", "#5F5F5F"]
+"""The series' colours, in order: Okabe and Ito's colour-blind-safe blue, vermillion, green and
+reddish purple, then grey; each at least 3:1 against white (WCAG 1.4.11 for graphics), where
+matplotlib's default orange is 2.5:1."""
+SERIES_DASHES = ["-", "--", "-.", ":", (0, (6, 2, 1, 2, 1, 2))]
+"""Each series' dash pattern, cycled with its colour: series differ by more than colour."""
 
 STYLE = {
     "figure.dpi": DPI,
@@ -49,6 +57,7 @@ STYLE = {
     "lines.linewidth": 1.6,
     "axes.spines.top": False,
     "axes.spines.right": False,
+    "axes.prop_cycle": cycler(color=SERIES_COLOURS) + cycler(linestyle=SERIES_DASHES),
 }
 """The book's matplotlib settings, applied by every figure function."""
 
