@@ -111,3 +111,35 @@ def test_what_cannot_be_deployed_is_refused():
             "llm", "serving", image="a b", serve_argv=["vllm", "serve"], gpus=1, replicas=1,
             startup_s=60,
         )  # fmt: skip
+
+
+def _seconds(duration: str) -> float:
+    """A Prometheus duration of one unit ('15s', '1m', '2h') in seconds."""
+    return float(duration[:-1]) * {"s": 1, "m": 60, "h": 3600}[duration[-1]]
+
+
+@pytest.mark.parametrize("signal", ["completion_rate", "concurrency", "kv_tokens"])
+def test_each_query_range_spans_at_least_four_scrapes(objects, signal):
+    """rate() and avg_over_time() over a range that holds fewer than two samples return
+    nothing; Prometheus's documentation advises a range of at least four scrape intervals
+    (querying/functions, rate()). Every range the queries carry, read back by a PromQL parser,
+    against the interval the PodMonitor asks for."""
+    import promql_parser
+
+    from replicaplan.autoscalers import engines
+
+    _, (_, monitor) = objects
+    interval = _seconds(monitor["spec"]["podMetricsEndpoints"][0]["interval"])
+    query = engines.keda_query(engines.ENGINES["vllm"], signal, "serving", "m", 1e5, "llm")
+    ranges, stack = [], [promql_parser.parse(query)]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, promql_parser.MatrixSelector):
+            ranges.append(node.range.total_seconds())
+        for attr in ("expr", "lhs", "rhs", "args"):
+            child = getattr(node, attr, None)
+            if isinstance(child, list):
+                stack.extend(child)
+            elif child is not None and not isinstance(child, str | int | float):
+                stack.append(child)
+    assert ranges and min(ranges) >= 4 * interval, (ranges, interval)
