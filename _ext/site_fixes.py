@@ -5,8 +5,9 @@
   twice and the browser reports a SyntaxError. The first copy of each script is kept.
 * ``static/replicaplan.css``: glued numbers at the text's weight, readable captions, display
   equations that scroll with their number beside them, figures that scroll on a phone.
-* Every figure's image gets the figure's caption as its alt text (myst-nb leaves the hashed
-  file name), so a screen reader, and a reader whose image failed to load, read the caption.
+* Every figure's image gets the first sentence of the figure's caption as its alt text (myst-nb
+  leaves the hashed file name), so a screen reader, and a reader whose image failed to load,
+  read what it shows, without the whole caption twice.
 * The page's download menu offers the chapter's MyST source (the ``.md`` a reader edits) beside
   the executed ``.ipynb``; the sources are copied to ``_sources/`` at the end of the build.
 * ``static/search_fix.js``: search snippets without raw TeX and with words kept apart.
@@ -85,6 +86,8 @@ def _alt_from_captions(app, doctree, docname):
         if not captions:
             continue
         text = " ".join(_spoken(captions[0]).split())
+        # the caption's first sentence: the caption itself is read right after the image
+        text = re.split(r"(?<=[.:;])\s", text, maxsplit=1)[0].rstrip(":;")
         for image in figure.findall(nodes.image):
             alt = image.get("alt", "")
             if not alt or re.fullmatch(r"[0-9a-f]{16,}(\.\w+)?|.*_images/.*", alt):
