@@ -13,6 +13,7 @@ from __future__ import annotations
 from pybtex.plugin import register_plugin
 from pybtex.style.formatting.plain import Style as Plain
 from pybtex.style.labels import BaseLabelStyle
+from pybtex.style.sorting.author_year_title import SortingStyle as AuthorYearTitle
 
 
 def _surname(person) -> str:
@@ -40,10 +41,27 @@ class AuthorYearLabels(BaseLabelStyle):
             yield label if seen[label] == 1 else f"{label}{chr(ord('a') + seen[label] - 1)}"
 
 
+class AuthorYearTitleSorting(AuthorYearTitle):
+    """pybtex's author-year-title order, with an organisation (a brace-protected name such as
+    ``{{NVIDIA}}``) sorted by its letters, not after "Zhong" for its brace, and "The Kubernetes
+    Authors" under K."""
+
+    def person_key(self, person):
+        key = super().person_key(person).replace("{", "").replace("}", "")
+        return key[4:] if key.lower().startswith("the ") else key
+
+    def sorting_key(self, entry):
+        author, year, title = super().sorting_key(entry)
+        return (author.lower(), year, title.replace("{", "").replace("}", "").lower())
+
+
 class AuthorYearStyle(Plain):
     default_label_style = AuthorYearLabels
-    default_sorting_style = "author_year_title"
+    default_sorting_style = "replicaplan_author_year_title"
 
 
 def register() -> None:
+    register_plugin(
+        "pybtex.style.sorting", "replicaplan_author_year_title", AuthorYearTitleSorting
+    )
     register_plugin("pybtex.style.formatting", "replicaplan_author_year", AuthorYearStyle)
