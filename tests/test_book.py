@@ -40,3 +40,25 @@ def test_no_equation_reference_is_wrapped_in_a_second_pair_of_parentheses():
         if re.search(r"\(\s*\{eq\}`[^`]+`\s*\)", line)
     ]
     assert not found, found
+
+
+def test_the_reference_list_sorts_organisations_by_their_letters():
+    """pybtex keeps an organisation's braces in its sort key, and "{" sorts after "z": NVIDIA
+    and the Kubernetes Authors came after Zhong (site review, m7)."""
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    sys.path.insert(0, str(root / "_ext"))
+    import bibstyle
+    from pybtex.database import parse_file
+    from pybtex.plugin import find_plugin
+
+    bibstyle.register()
+    style = find_plugin("pybtex.style.formatting", "replicaplan_author_year")()
+    entries = list(style.sort(parse_file(root / "references.bib").entries.values()))
+    keys = [e.key for e in entries]
+    assert keys.index("nvidia_smi") < keys.index("zhong2024distserve")
+    assert keys.index("k8s_hpa") < keys.index("kwon2023vllm") < keys.index("nvidia_smi")
+    labels = list(style.label_style.format_labels(entries))
+    assert labels[keys.index("source36")] == "Source chapter 36 n.d."
