@@ -441,3 +441,60 @@ def test_kedas_polling_and_cooldown_are_written_when_given():
     assert "pollingInterval" not in plain["spec"] and "cooldownPeriod" not in plain["spec"]
     with pytest.raises(ValueError, match="pollingInterval"):
         mf.keda_scaled_object("llm", 30, min_replicas=1, max_replicas=4, polling_interval_s=0)
+
+
+def test_a_fleet_that_scales_to_zero_wakes_on_a_query_in_front_of_the_engine():
+    """KEDA scales from 0 when any trigger is above its activationThreshold
+    (prometheus_scaler.go: val > ActivationThreshold); the engine's series do not exist at
+    zero, so the wake trigger reads the requests in front of it, and the engine's trigger
+    takes empty as 0 (an error there would send KEDA to the fallback on every wake-up, while
+    the first replica starts). The object passes KEDA's CRD."""
+    wake = 'sum(rate(nginx_ingress_controller_requests{ingress="llm"}[1m]))'
+    obj = mf.keda_scaled_object(
+        "llm", 7.25, min_replicas=1, max_replicas=4, fallback_replicas=3, wake=(wake, 7.2461)
+    )
+    jsonschema.validate(obj, KEDA_SCHEMA)
+    spec = obj["spec"]
+    assert spec["minReplicaCount"] == 0 and spec["maxReplicaCount"] == 4
+    engine, woken = spec["triggers"]
+    assert engine["metadata"]["ignoreNullValues"] == "true"
+    assert woken["name"] == "wake" and woken["metadata"]["query"] == wake
+    assert woken["metadata"]["activationThreshold"] == "0"
+    assert woken["metadata"]["ignoreNullValues"] == "false"
+    assert float(woken["metadata"]["threshold"]) == 7.246
+    # the replay reads the engine's trigger, with the HPA's floor of 1
+    ctl = mf.controller_from_scaled_object(obj)
+    assert ctl is not None
+    plain = mf.keda_scaled_object("llm", 7.25, min_replicas=1, max_replicas=4)
+    assert plain["spec"]["minReplicaCount"] == 1 and len(plain["spec"]["triggers"]) == 1
+    with pytest.raises(ValueError, match="wake query"):
+        mf.keda_scaled_object("llm", 7.25, min_replicas=1, max_replicas=4, wake=(" ", 7.0))
+
+
+@pytest.mark.slow
+def test_scale_to_zero_from_the_command_line(capsys, tmp_path):
+    """--min-replicas 0 writes KEDA's object with a wake trigger; without --wake-query, with
+    --manifest (an HPA cannot scale to zero), or a wake query without --min-replicas 0, the
+    command stops before any work, naming the flags."""
+    from replicaplan.interface.cli import main
+
+    log = str(Path(__file__).parents[1] / "data/azure-llm-inference-2023/conv_sample.csv")
+    wake = "sum(rate(gateway_requests_total[1m]))"
+    base = ["plan", "--log", log]
+    for extra, words in (
+        (["--min-replicas", "0"], "--min-replicas 0 needs --wake-query"),
+        (
+            ["--min-replicas", "0", "--wake-query", wake, "--manifest", str(tmp_path / "h")],
+            "--manifest: an HPA cannot scale to zero",
+        ),
+        (["--wake-query", wake], "--wake-query wakes a fleet that scales to zero"),
+    ):
+        assert main([*base, *extra]) == 2
+        assert words in capsys.readouterr().err
+        assert not list(tmp_path.iterdir())
+    keda = tmp_path / "keda.yaml"
+    assert main([*base, "--min-replicas", "0", "--wake-query", wake, "--keda", str(keda)]) == 0
+    obj = yaml.safe_load(keda.read_text())
+    jsonschema.validate(obj, KEDA_SCHEMA)
+    assert obj["spec"]["minReplicaCount"] == 0
+    assert obj["spec"]["triggers"][-1]["metadata"]["query"] == wake

@@ -99,7 +99,8 @@ BAD = {
     "--dask": "scheduler",
     "--deployment": MISSING + ".yaml",
     "--image": "vllm openai",
-    "--min-replicas": "0",
+    "--min-replicas": "-1",
+    "--wake-query": "sum(rate(x[1m]",
     "--polling-interval": "0",
     "--cooldown-period": "-5",
 }

@@ -274,6 +274,7 @@ def keda_scaled_object(
     query: str | None = None,
     polling_interval_s: int | None = None,
     cooldown_period_s: int | None = None,
+    wake: tuple[str, float] | None = None,
 ) -> dict:
     """The KEDA ``ScaledObject`` (keda.sh/v1alpha1) equivalent to ``hpa_manifest``.
 
@@ -291,6 +292,15 @@ def keda_scaled_object(
     trigger sets ``ignoreNullValues: "false"``: a query that returns nothing (a broken scrape) is
     an error, not a zero that would leave the fleet at its minimum; with ``fallback_replicas``
     KEDA then runs that many replicas after ``FALLBACK_FAILURES`` failed reads (``fallback``).
+
+    With ``wake`` = (query, per-replica rate) the fleet scales to zero: ``minReplicaCount`` 0,
+    and a second Prometheus trigger on ``query``, the requests arriving a second in front of
+    the engine (a series that exists with no replica running), with an ``activationThreshold``
+    of 0 (KEDA scales from 0 to 1 when the value is above it, ``prometheus_scaler.go``) and the
+    per-replica rate as its threshold, so it also sizes the fleet by its arrivals. That trigger
+    keeps ``ignoreNullValues: "false"`` (Prometheus down is an error); the engine's own trigger
+    takes ``"true"``, since with no replica, and while the first one starts, its series do not
+    exist: an error there would send KEDA to the fallback fleet on every wake-up.
     """
     hpa = hpa_manifest(
         name,
@@ -354,13 +364,33 @@ def keda_scaled_object(
                         },
                     }
                 )
+    if wake is not None:
+        wake_query, per_replica = wake
+        if not isinstance(wake_query, str) or not wake_query.strip():
+            raise ValueError(f"wake query must be a PromQL expression, got {wake_query!r}")
+        per_replica = _check.positive("wake rate per replica", per_replica)
+        triggers[0]["metadata"]["ignoreNullValues"] = "true"
+        triggers.append(
+            {
+                "type": "prometheus",
+                "name": "wake",
+                "metricType": "AverageValue",
+                "metadata": {
+                    "serverAddress": prometheus,
+                    "query": wake_query,
+                    "threshold": repr(round(per_replica, 3)),
+                    "activationThreshold": "0",
+                    "ignoreNullValues": "false",
+                },
+            }
+        )
     obj = {
         "apiVersion": "keda.sh/v1alpha1",
         "kind": "ScaledObject",
         "metadata": {"name": name} | ({"namespace": namespace} if namespace else {}),
         "spec": {
             "scaleTargetRef": {"name": spec["scaleTargetRef"]["name"]},
-            "minReplicaCount": spec["minReplicas"],
+            "minReplicaCount": 0 if wake is not None else spec["minReplicas"],
             "maxReplicaCount": spec["maxReplicas"],
             "advanced": {"horizontalPodAutoscalerConfig": {"behavior": spec["behavior"]}},
             "triggers": triggers,
@@ -435,7 +465,12 @@ def controller_from_scaled_object(
         if obj["apiVersion"] != "keda.sh/v1alpha1" or obj["kind"] != "ScaledObject":
             raise ValueError("not a keda.sh/v1alpha1 ScaledObject")
         spec = obj["spec"]
-        (prom,) = [t for t in spec["triggers"] if t["type"] == "prometheus"]
+        # the engine's trigger; a "wake" trigger (scale to zero) takes the fleet from 0 to 1,
+        # which KEDA does outside its HPA (whose floor stays 1, min_replicas below), and above
+        # that asks for arrivals/(ρ*μ*), what the chase asks: the replay reads the engine's
+        (prom,) = [
+            t for t in spec["triggers"] if t["type"] == "prometheus" and t.get("name") != "wake"
+        ]
         target = float(prom["metadata"]["threshold"])
         behavior = spec.get("advanced", {}).get("horizontalPodAutoscalerConfig", {})
         behavior = behavior.get("behavior", {})

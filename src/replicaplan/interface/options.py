@@ -213,3 +213,15 @@ def image(text: str) -> str:
     if not text or any(c.isspace() for c in text) or text.startswith("-"):
         raise argparse.ArgumentTypeError(f"must be a container image reference, got {text!r}")
     return text
+
+
+def promql(text: str) -> str:
+    """A PromQL expression, as Prometheus would parse it (promql-parser, the Rust port of
+    Prometheus's own parser)."""
+    import promql_parser
+
+    try:
+        promql_parser.parse(text)
+    except (ValueError, TypeError) as err:
+        raise argparse.ArgumentTypeError(f"not a PromQL expression ({err}): {text!r}") from None
+    return text

@@ -171,7 +171,12 @@ def text(p: Plan, *, log: str = "") -> str:
         f"at rho* = {op.target_utilization:g}: {op.rate:.2f} req/s per replica, "
         f"{op.residence_s:.2f} s in the replica, concurrency target L* = "
         f"{op.concurrency_target:.1f}",
-        f"replicas: {p.min_replicas} for the quietest minute, at most {p.max_replicas}",
+        f"replicas: {p.min_replicas} for the quietest minute, at most {p.max_replicas}"
+        + (
+            "; KEDA scales to zero and wakes on --wake-query"
+            if p.keda["spec"]["minReplicaCount"] == 0
+            else ""
+        ),
         f"the autoscaler holds {p.scaling.why}",
         "",
         f"the traffic replayed ({p.startup_min} min start-up, {_price_words(p)}):",

@@ -200,6 +200,7 @@ def plan(
     short_budget: float | None = None,
     max_replicas: int | None = None,
     min_replicas: int | None = None,
+    wake_query: str | None = None,
     keda_polling_s: int | None = None,
     keda_cooldown_s: int | None = None,
     price_per_gpu_hour: float | None = None,
@@ -228,8 +229,12 @@ def plan(
     no load meets, a log shorter than the scale-down window, a log without requests. μ* is
     measured until its standard error is ``precision`` of it (``capacity.replicate``).
     ``min_replicas`` replaces the quietest minute's fleet as the manifests' floor (the replays
-    keep to it); ``keda_polling_s`` and ``keda_cooldown_s`` go to the ScaledObject's
-    ``pollingInterval`` and ``cooldownPeriod`` (KEDA's defaults, 30 s and 300 s, when None).
+    keep to it). ``min_replicas=0`` scales to zero, through KEDA alone, and needs
+    ``wake_query``: the PromQL of the requests arriving a second in front of the engine, which
+    wakes the fleet (``manifest.keda_scaled_object``'s ``wake``); the HPA and its replay keep a
+    floor of 1, an upper bound on what the idle hours cost. ``keda_polling_s`` and
+    ``keda_cooldown_s`` go to the ScaledObject's ``pollingInterval`` and ``cooldownPeriod``
+    (KEDA's defaults, 30 s and 300 s, when None).
     """
     model = model or ReplicaModel()
     if isinstance(traffic, TraceFile):
@@ -286,7 +291,14 @@ def plan(
     table = schedule(rate, mu_star, target, start_s) if enough else None
     low = max(1, replicas_needed(float(rate.min()), mu_star, target))
     if min_replicas is not None:  # the operator's floor, above or below the quietest minute's
-        low = _check.integer("min_replicas", min_replicas, minimum=1)
+        low = _check.integer("min_replicas", min_replicas, minimum=0)
+    if (low == 0) != (wake_query is not None):
+        raise ValueError(
+            "min_replicas=0 (scale to zero) and wake_query go together: the engine's own "
+            "series vanish with its last pod, so only a query in front of it can wake the fleet"
+        )
+    to_zero = low == 0
+    low = max(low, 1)  # the HPA's floor (and its replay's); KEDA takes the fleet to 0 and back
     high = max_replicas_for(rate, mu_star, target, low, max_replicas)
     up, down = behavior(rate, mu_star, target, startup_min)
     mix = lengths.length_mix() if isinstance(lengths, TraceFile) else lengths
@@ -324,6 +336,8 @@ def plan(
         polling_interval_s=keda_polling_s,
         cooldown_period_s=keda_cooldown_s,
         query=query,
+        # arrivals a second in front of the engine, per replica at the target: ρ*μ*
+        wake=(wake_query, mu_star * target) if to_zero else None,
     )
     # the replays start where the policies' do: the first minute's fleet at the target
     first = replicas_needed(float(rate[0]), mu_star, target)

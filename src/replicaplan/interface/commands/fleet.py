@@ -138,11 +138,20 @@ def add_fleet_options(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--min-replicas",
-        type=opt.whole(1, opt.INT32_MAX),
+        type=opt.whole(0, opt.INT32_MAX),
         default=None,
         metavar="N",
-        help="the manifests' minReplicas, 1 to the API's int32 (default: the quietest minute's "
-        "fleet)",
+        help="the manifests' minReplicas, 0 to the API's int32 (default: the quietest minute's "
+        "fleet); 0 scales to zero, with KEDA only (--keda) and a --wake-query",
+    )
+    parser.add_argument(
+        "--wake-query",
+        type=opt.promql,
+        default=None,
+        metavar="PROMQL",
+        help="with --min-replicas 0: the PromQL of the requests arriving a second, read in "
+        "front of the engine (an ingress or gateway counter, which exists with no replica "
+        "running); KEDA wakes the fleet when it is above 0 and also scales on it",
     )
     parser.add_argument(
         "--polling-interval",
@@ -348,6 +357,19 @@ def checked_inputs(args: argparse.Namespace) -> dict:
         raise ValueError(
             "--lengths: a log carries its own lengths; give --lengths with --rates only"
         )
+    if args.min_replicas == 0:
+        if not args.wake_query:
+            raise ValueError(
+                "--min-replicas 0 needs --wake-query: the engine's own series vanish with its "
+                "last pod, so nothing in them could wake the fleet"
+            )
+        if args.manifest:
+            raise ValueError(
+                "--manifest: an HPA cannot scale to zero (minReplicas 0 needs the alpha "
+                "HPAScaleToZero feature gate); with --min-replicas 0 write --keda"
+            )
+    elif args.wake_query:
+        raise ValueError("--wake-query wakes a fleet that scales to zero: give --min-replicas 0")
     read = {Path(value).resolve(): option for option, value in inputs if value}
     outputs = {
         "--manifest": args.manifest,
@@ -413,6 +435,7 @@ def plan_of(args: argparse.Namespace, log, lengths, model, price_per_gpu_hour):
             short_budget=args.short_budget,
             max_replicas=args.max_replicas,
             min_replicas=args.min_replicas,
+            wake_query=args.wake_query,
             keda_polling_s=args.polling_interval,
             keda_cooldown_s=args.cooldown_period,
             price_per_gpu_hour=price_per_gpu_hour,
