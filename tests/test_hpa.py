@@ -942,7 +942,10 @@ def test_percent_policies_on_a_thousand_replicas():
 def test_a_pods_policy_of_one_and_bounds_at_their_least():
     assert ScalingPolicy("Pods", 1, 15).value == 1
     assert limit_rate(0, 0, [], 0.0, min_replicas=0, max_replicas=1) == 0
-    for kwargs, name in (({"min_replicas": -1}, "min_replicas"), ({"max_replicas": 0}, "max_rep")):
+    for kwargs, name in (
+        ({"min_replicas": -1}, "^min_replicas must be an integer"),
+        ({"max_replicas": 0}, "^max_replicas must be an integer"),
+    ):
         with pytest.raises(ValueError, match=name):
             limit_rate(1, 1, [], 0.0, **kwargs)
 
