@@ -498,3 +498,132 @@ def test_scale_to_zero_from_the_command_line(capsys, tmp_path):
     jsonschema.validate(obj, KEDA_SCHEMA)
     assert obj["spec"]["minReplicaCount"] == 0
     assert obj["spec"]["triggers"][-1]["metadata"]["query"] == wake
+
+
+# ---------------------------------------------------------------- the API's bounds, at their edges
+# HorizontalPodAutoscalerBehavior's validation (pkg/apis/autoscaling/validation): a window of
+# 0 to 3,600 s, a policy's period of 1 to 1,800 s and a value above 0; minReplicas at least 1
+# (0 only behind the alpha HPAScaleToZero gate) and 1 when left out.
+
+
+def _rules(window=0, period=15, value=1):
+    return Rules((ScalingPolicy("Pods", value, period),), "Max", window)
+
+
+@pytest.mark.parametrize(
+    "up, ok",
+    [
+        (_rules(window=0), True),
+        (_rules(window=3600), True),
+        (_rules(window=3601), False),
+        (_rules(period=1), True),
+        (_rules(period=1800), True),
+        (_rules(period=1801), False),
+        (_rules(value=1), True),
+    ],
+)
+def test_behavior_bounds_are_the_apis(up, ok):
+    if ok:
+        obj = mf.hpa_manifest("llm", 5, up=up)
+        kubernetes_validate.validate(obj, K8S, strict=True)
+    else:
+        with pytest.raises(ValueError, match=r"must be <= (3600|1800)"):
+            mf.hpa_manifest("llm", 5, up=up)
+
+
+def test_replica_bounds_and_keda_counts_at_their_least():
+    assert mf.hpa_manifest("llm", 5, min_replicas=1, max_replicas=1)["spec"]["minReplicas"] == 1
+    for kwargs, name in (({"min_replicas": 0}, "min_replicas"), ({"max_replicas": 0}, "max_")):
+        with pytest.raises(ValueError, match=f"^{name}"):
+            mf.hpa_manifest("llm", 5, **kwargs)
+    least = mf.keda_scaled_object(
+        "llm", 5, min_replicas=1, max_replicas=2, fallback_replicas=1, lead_min=0,
+        cooldown_period_s=0,
+    )  # fmt: skip
+    assert least["spec"]["fallback"]["replicas"] == 1 and least["spec"]["cooldownPeriod"] == 0
+    jsonschema.validate(least, KEDA_SCHEMA)
+    for kwargs, name in (
+        ({"fallback_replicas": 0}, "fallback_replicas"),
+        ({"lead_min": -1}, "lead_min"),
+        ({"cooldown_period_s": -1}, "cooldownPeriod"),
+    ):
+        with pytest.raises(ValueError, match=name):
+            mf.keda_scaled_object("llm", 5, min_replicas=1, max_replicas=2, **kwargs)
+
+
+def test_an_hpa_without_min_replicas_reads_as_the_apis_default_of_one():
+    obj = mf.hpa_manifest("llm", 5, min_replicas=3, max_replicas=6)
+    del obj["spec"]["minReplicas"]
+    assert mf.autoscaler_from_manifest(obj).min_replicas == 1
+
+
+def test_the_yaml_keeps_the_order_the_objects_are_written_in():
+    """kubectl and a reader expect scaleTargetRef first; sorted keys would put behavior first."""
+    text = mf.to_yaml(mf.hpa_manifest("llm", 5))
+    assert text.index("scaleTargetRef") < text.index("minReplicas") < text.index("behavior")
+
+
+def _cron(obj):
+    return [
+        (t["metadata"]["start"], t["metadata"]["end"], t["metadata"]["desiredReplicas"])
+        for t in obj["spec"]["triggers"]
+        if t["type"] == "cron"
+    ]
+
+
+def test_weekly_cron_windows_by_hand():
+    """168 hourly minimums from Sunday (cron's 0): 4 at Monday 13:00, 3 at Sunday 00:00 and at
+    Saturday 13:00, 1 elsewhere, floor 1. With an 8-minute lead the Sunday window starts on
+    Saturday at 23:52; without a lead, on Sunday at 00:00."""
+    table = [1] * 168
+    table[24 * 1 + 13] = 4
+    table[24 * 0 + 0] = 3
+    table[24 * 6 + 13] = 3
+    led = mf.keda_scaled_object(
+        "llm", 5, min_replicas=1, max_replicas=9, schedule=table, lead_min=8
+    )
+    assert _cron(led) == [
+        ("52 23 * * 6", "0 1 * * 0", "3"),
+        ("52 12 * * 1", "0 14 * * 1", "4"),
+        ("52 12 * * 6", "0 14 * * 6", "3"),
+    ]
+    plain = mf.keda_scaled_object("llm", 5, min_replicas=1, max_replicas=9, schedule=table)
+    assert _cron(plain)[0] == ("0 0 * * 0", "0 1 * * 0", "3")
+    jsonschema.validate(led, KEDA_SCHEMA)
+
+
+def test_a_whole_day_scheduled_is_one_window_from_midnight():
+    obj = mf.keda_scaled_object("llm", 5, min_replicas=1, max_replicas=9, schedule=[3] * 24)
+    assert _cron(obj) == [("0 0 * * *", "59 23 * * *", "3")]
+
+
+@pytest.mark.parametrize(
+    "start, ok",
+    [
+        ("0 13 * * 0", True),
+        ("0 13 * * 6", True),
+        ("0 13 * * 7", False),
+        ("0 13 * * -1", False),
+        ("59 23 * * *", True),
+        ("60 13 * * *", False),
+        ("0 24 * * *", False),
+        ("0 0 * * *", True),
+    ],
+)
+def test_cron_expressions_read_back_within_the_week(start, ok):
+    obj = mf.keda_scaled_object("llm", 5, min_replicas=1, max_replicas=9, schedule=[2] + [1] * 23)
+    (trigger,) = [t for t in obj["spec"]["triggers"] if t["type"] == "cron"]
+    trigger["metadata"]["start"] = start
+    if ok:
+        assert mf.schedule_from_scaled_object(obj)
+    else:
+        with pytest.raises(ValueError, match="cron expression"):
+            mf.schedule_from_scaled_object(obj)
+
+
+def test_an_object_of_another_api_version_or_kind_is_refused():
+    obj = mf.keda_scaled_object("llm", 5, min_replicas=1, max_replicas=2)
+    for field, value in (("apiVersion", "keda.sh/v1beta1"), ("kind", "ScaledJob")):
+        wrong = {**obj, field: value}
+        with pytest.raises(ValueError, match="expected shape"):
+            mf.controller_from_scaled_object(wrong)
