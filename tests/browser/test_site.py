@@ -462,6 +462,8 @@ def test_search_snippets_are_text(browser, server):
     )
     assert snippets
     assert not RAW_TEX.search(snippets), snippets[:300]
+    # the page's chrome (its header buttons and contents) is not its text
+    assert "Suggest edit" not in snippets and "Open issue" not in snippets, snippets[:300]
     assert not re.search(r"[a-z][.,;:][A-Z][a-z]", snippets), snippets[:300]
 
 
