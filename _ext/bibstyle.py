@@ -61,7 +61,5 @@ class AuthorYearStyle(Plain):
 
 
 def register() -> None:
-    register_plugin(
-        "pybtex.style.sorting", "replicaplan_author_year_title", AuthorYearTitleSorting
-    )
+    register_plugin("pybtex.style.sorting", "replicaplan_author_year_title", AuthorYearTitleSorting)
     register_plugin("pybtex.style.formatting", "replicaplan_author_year", AuthorYearStyle)

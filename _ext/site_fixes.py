@@ -19,6 +19,8 @@
   tab stop, so a reader sees that it continues and a keyboard can scroll it.
 * ``static/menus.js``: the phone's contents panel closes once a section is chosen, and a
   closed panel gives the focus back to the button that opened it.
+* Every page carries a description (its first paragraph, cut near 200 characters) and Open
+  Graph tags, so a shared link shows a preview; figures load lazily.
 * pydata-sphinx-theme also loads Font Awesome's SVG-replacing script (1.5 MB), although its own
   stylesheet already draws every icon from the web font; the script tag and the file (with the
   theme's source maps, which no page loads) are removed from the site after the build.
@@ -211,11 +213,14 @@ def _serve_phone_figures(out: Path, srcdir: Path) -> None:
         found = phones.get(match["hash"])
         if found is None:
             return match[0]
+        img = match[0]
+        if "loading=" not in img:  # figures below the fold wait until the reader gets there
+            img = img.replace("<img ", '<img loading="lazy" decoding="async" ', 1)
         _, width, height = found
         src = f"{match['dir']}{match['hash']}-phone.png"
         return (
             f'<picture><source media="(max-width: 600px)" srcset="{src}" width="{width}" '
-            f'height="{height}">{match[0]}</picture>'
+            f'height="{height}">{img}</picture>'
         )
 
     for page in out.rglob("*.html"):
@@ -223,6 +228,39 @@ def _serve_phone_figures(out: Path, srcdir: Path) -> None:
         served = _IMG.sub(picture, html)
         if served != html:
             page.write_text(served, encoding="utf-8")
+
+
+def _page_description(app, pagename, templatename, context, doctree):
+    """A ``<meta name="description">`` and Open Graph tags (title, description, URL), so a
+    shared link shows a preview: the description is the page's first paragraph, cut at a
+    sentence near 200 characters."""
+    import html
+
+    if doctree is None:
+        return
+    text = ""
+    for paragraph in doctree.findall(nodes.paragraph):
+        words = " ".join(_spoken(paragraph).split())
+        if len(words) > 60:
+            text = words
+            break
+    if not text:
+        return
+    if len(text) > 200:
+        cut = text.rfind(". ", 0, 200)
+        text = text[: cut + 1] if cut > 80 else text[:197].rsplit(" ", 1)[0] + "…"
+    title = re.sub(r"<[^>]+>", "", context.get("title") or "")
+    base = (app.config.html_baseurl or "").rstrip("/")
+    url = f"{base}/{pagename}.html" if base else ""
+    tags = [
+        f'<meta name="description" content="{html.escape(text)}">',
+        f'<meta property="og:title" content="{html.escape(title)}">',
+        f'<meta property="og:description" content="{html.escape(text)}">',
+        '<meta property="og:type" content="article">',
+    ]
+    if url:
+        tags.append(f'<meta property="og:url" content="{html.escape(url)}">')
+    context["metatags"] = context.get("metatags", "") + "\n".join(tags)
 
 
 def _static_path(app, config):
@@ -242,5 +280,6 @@ def setup(app):
     app.connect("html-page-context", _drop_duplicate_scripts, priority=900)
     app.connect("html-page-context", _add_md_download, priority=900)
     app.connect("html-page-context", _lighter_page, priority=900)
+    app.connect("html-page-context", _page_description, priority=900)
     app.connect("build-finished", _finish)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -597,3 +597,18 @@ def test_header_buttons_search_and_contents_as_a_keyboard_reader_meets_them(brow
         assert not any(problems.values()), problems
     finally:
         browser.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
+
+
+@pytest.mark.parametrize("page", CHAPTERS)
+def test_a_shared_link_has_a_description(browser, server, page):
+    """A description of real text and Open Graph tags, so a shared link shows a preview."""
+    _open(browser, server + page)
+    meta = browser.execute_script(
+        """const get = s => { const e = document.querySelector(s); return e && e.content; };
+        return [get('meta[name="description"]'), get('meta[property="og:title"]'),
+                get('meta[property="og:description"]')];"""
+    )
+    description, title, og = meta
+    assert description and 60 < len(description) <= 201 and og == description, meta
+    assert title and "<" not in title, meta
+    assert not RAW_TEX.search(description), description
