@@ -627,3 +627,72 @@ def test_an_object_of_another_api_version_or_kind_is_refused():
         wrong = {**obj, field: value}
         with pytest.raises(ValueError, match="expected shape"):
             mf.controller_from_scaled_object(wrong)
+
+
+def test_runs_of_hours_merge_and_windows_cross_midnight_by_hand():
+    """Daily: 3 at 01:00 and 4 from 05:00 to 07:59 (a second run of three hours, one trigger).
+    Weekly: 4 at Monday 23:00 and 3 at Tuesday 00:00 (two windows, each on its own day); 3 at
+    Saturday 23:00 ends at Sunday 00:00 (cron's 0); with a one-minute lead, Sunday 00:00 starts
+    on Saturday at 23:59."""
+    daily = [1] * 24
+    daily[1], daily[5], daily[6], daily[7] = 3, 4, 4, 4
+    obj = mf.keda_scaled_object("llm", 5, min_replicas=1, max_replicas=9, schedule=daily)
+    assert _cron(obj) == [("0 1 * * *", "0 2 * * *", "3"), ("0 5 * * *", "0 8 * * *", "4")]
+    weekly = [1] * 168
+    weekly[24 * 1 + 23], weekly[24 * 2 + 0], weekly[24 * 6 + 23] = 4, 3, 3
+    obj = mf.keda_scaled_object("llm", 5, min_replicas=1, max_replicas=9, schedule=weekly)
+    assert _cron(obj) == [
+        ("0 23 * * 1", "0 0 * * 2", "4"),
+        ("0 0 * * 2", "0 1 * * 2", "3"),
+        ("0 23 * * 6", "0 0 * * 0", "3"),
+    ]
+    sunday = [1] * 168
+    sunday[0] = 3
+    obj = mf.keda_scaled_object(
+        "llm", 5, min_replicas=1, max_replicas=9, schedule=sunday, lead_min=1
+    )
+    assert _cron(obj) == [("59 23 * * 6", "0 1 * * 0", "3")]
+
+
+def test_with_a_schedule_and_scale_to_zero_only_the_engines_trigger_reads_empty_as_zero():
+    obj = mf.keda_scaled_object(
+        "llm", 5, min_replicas=1, max_replicas=9, schedule=[3] + [1] * 23, wake=("sum(x)", 5.0)
+    )
+    engine, *others = obj["spec"]["triggers"]
+    assert engine["type"] == "prometheus" and engine["metadata"]["ignoreNullValues"] == "true"
+    assert [t["metadata"].get("ignoreNullValues") for t in others] == [None, "false"]
+
+
+@pytest.mark.parametrize(
+    "field, value, ok",
+    [
+        ("start", "-1 13 * * *", False),
+        ("desiredReplicas", "1", True),
+        ("desiredReplicas", "0", False),
+    ],
+)
+def test_cron_triggers_read_back_refuse_what_keda_would(field, value, ok):
+    obj = mf.keda_scaled_object("llm", 5, min_replicas=1, max_replicas=9, schedule=[2] + [1] * 23)
+    (trigger,) = [t for t in obj["spec"]["triggers"] if t["type"] == "cron"]
+    trigger["metadata"][field] = value
+    if ok:
+        assert mf.schedule_from_scaled_object(obj)
+    else:
+        with pytest.raises(ValueError):
+            mf.schedule_from_scaled_object(obj)
+
+
+def test_a_cron_window_ends_at_its_end_minute():
+    """A window of 13:00-14:00 every day (cron's end fires at 14:00): the floor holds at 13:59
+    and is gone at 14:00, as KEDA's cron scaler is active only between start and end."""
+    table = [1] * 24
+    table[13] = 4
+    obj = mf.keda_scaled_object("llm", 5, min_replicas=1, max_replicas=9, schedule=table)
+    ctl = mf.controller_from_scaled_object(obj)
+    assert ctl.floor(14 * 3600 - 60) == 4 and ctl.floor(14 * 3600) == 0
+    assert ctl.floor(13 * 3600) == 4 and ctl.floor(13 * 3600 - 60) == 0
+
+
+def test_an_hpa_written_without_a_maximum_allows_a_hundred():
+    """hpa_manifest's default maxReplicas (the API requires one): 100, as its signature says."""
+    assert mf.hpa_manifest("llm", 5)["spec"]["maxReplicas"] == 100
