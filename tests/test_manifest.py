@@ -533,8 +533,9 @@ def test_behavior_bounds_are_the_apis(up, ok):
 
 def test_replica_bounds_and_keda_counts_at_their_least():
     assert mf.hpa_manifest("llm", 5, min_replicas=1, max_replicas=1)["spec"]["minReplicas"] == 1
-    for kwargs, name in (({"min_replicas": 0}, "min_replicas"), ({"max_replicas": 0}, "max_")):
-        with pytest.raises(ValueError, match=f"^{name}"):
+    for kwargs in ({"min_replicas": 0}, {"max_replicas": 0}):
+        (name,) = kwargs
+        with pytest.raises(ValueError, match=f"^{name} must be an integer >= 1"):
             mf.hpa_manifest("llm", 5, **kwargs)
     least = mf.keda_scaled_object(
         "llm", 5, min_replicas=1, max_replicas=2, fallback_replicas=1, lead_min=0,
@@ -690,9 +691,39 @@ def test_a_cron_window_ends_at_its_end_minute():
     obj = mf.keda_scaled_object("llm", 5, min_replicas=1, max_replicas=9, schedule=table)
     ctl = mf.controller_from_scaled_object(obj)
     assert ctl.floor(14 * 3600 - 60) == 4 and ctl.floor(14 * 3600) == 0
+    assert ctl.floor(14 * 3600 - 1) == 4  # the last second of 13:59, second 0 being 00:00
     assert ctl.floor(13 * 3600) == 4 and ctl.floor(13 * 3600 - 60) == 0
 
 
 def test_an_hpa_written_without_a_maximum_allows_a_hundred():
     """hpa_manifest's default maxReplicas (the API requires one): 100, as its signature says."""
     assert mf.hpa_manifest("llm", 5)["spec"]["maxReplicas"] == 100
+
+
+def test_keda_objects_read_back_with_kedas_defaults_and_the_signal_named():
+    """Without minReplicaCount and maxReplicaCount KEDA uses 0 and 100 (its ScaledObject
+    specification); the replay's HPA keeps a floor of 1. The rate signal is read as the fleet's
+    total of completions, the others by their own name."""
+    obj = mf.keda_scaled_object("llm", 5, min_replicas=2, max_replicas=9, polling_interval_s=1)
+    assert obj["spec"]["pollingInterval"] == 1
+    del obj["spec"]["minReplicaCount"], obj["spec"]["maxReplicaCount"]
+    ctl = mf.controller_from_scaled_object(obj, signal="concurrency")
+    assert (ctl.hpa.min_replicas, ctl.hpa.max_replicas) == (1, 100)
+    assert set(ctl.targets) == {"concurrency"}
+    rate = mf.controller_from_scaled_object(obj, signal="completion_rate")
+    assert set(rate.targets) == {"completion_total"}
+
+
+def test_an_hpa_of_another_target_type_is_refused_when_read():
+    obj = mf.hpa_manifest("llm", 5)
+    obj["spec"]["metrics"][0]["pods"]["target"] = {"type": "Value", "value": "5"}
+    with pytest.raises(ValueError, match="AverageValue"):
+        mf.autoscaler_from_manifest(obj)
+
+
+def test_a_cron_hour_below_zero_is_refused():
+    obj = mf.keda_scaled_object("llm", 5, min_replicas=1, max_replicas=9, schedule=[2] + [1] * 23)
+    (trigger,) = [t for t in obj["spec"]["triggers"] if t["type"] == "cron"]
+    trigger["metadata"]["start"] = "0 -1 * * *"
+    with pytest.raises(ValueError, match="cron expression"):
+        mf.schedule_from_scaled_object(obj)
