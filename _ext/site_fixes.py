@@ -20,7 +20,7 @@
 * ``static/menus.js``: the phone's contents panel closes once a section is chosen, and a
   closed panel gives the focus back to the button that opened it.
 * Every page carries a description (its first paragraph, cut near 200 characters) and Open
-  Graph tags, so a shared link shows a preview; figures load lazily.
+  Graph tags, so a shared link shows a preview.
 * pydata-sphinx-theme also loads Font Awesome's SVG-replacing script (1.5 MB), although its own
   stylesheet already draws every icon from the web font; the script tag and the file (with the
   theme's source maps, which no page loads) are removed from the site after the build.
@@ -88,8 +88,15 @@ def _alt_from_captions(app, doctree, docname):
         if not captions:
             continue
         text = " ".join(_spoken(captions[0]).split())
-        # the caption's first sentence: the caption itself is read right after the image
-        text = re.split(r"(?<=[.:;])\s", text, maxsplit=1)[0].rstrip(":;")
+        # the caption's first sentence (two if the first is a bare title): the caption itself
+        # is read right after the image
+        sentences = re.split(r"(?<=\.)\s", text)
+        short = sentences[0]
+        for more in sentences[1:]:
+            if len(short) >= 40:
+                break
+            short += " " + more
+        text = short
         for image in figure.findall(nodes.image):
             alt = image.get("alt", "")
             if not alt or re.fullmatch(r"[0-9a-f]{16,}(\.\w+)?|.*_images/.*", alt):
@@ -214,8 +221,8 @@ def _serve_phone_figures(out: Path, srcdir: Path) -> None:
         if found is None:
             return match[0]
         img = match[0]
-        if "loading=" not in img:  # figures below the fold wait until the reader gets there
-            img = img.replace("<img ", '<img loading="lazy" decoding="async" ', 1)
+        if "decoding=" not in img:  # decoded off the main thread (loaded eagerly: within budget)
+            img = img.replace("<img ", '<img decoding="async" ', 1)
         _, width, height = found
         src = f"{match['dir']}{match['hash']}-phone.png"
         return (

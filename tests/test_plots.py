@@ -53,7 +53,15 @@ def _figures():
             np.ones((10, 10)),
             {"case": (0.6, 0.1)},
         ),
-        "roofline": plots.plot_roofline(1e15, 3e12, {"decode": ([10, 100], [3e13, 3e14])}),
+        "roofline": plots.plot_roofline(
+            1e15,
+            3e12,
+            {
+                "decode": ([10, 100], [3e13, 3e14]),
+                # a label as long as the chapters' (wrapped on the phone, not cut)
+                "decode, 8,000 tokens of context, b = 1…1024": ([20, 200], [6e13, 6e14]),
+            },
+        ),
         "steps": plots.plot_step_times(
             np.arange(1, 65), {"c": np.linspace(0.01, 0.03, 64)}, floor_s=0.01, budget_ms=50
         ),

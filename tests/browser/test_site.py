@@ -505,7 +505,7 @@ def test_a_phone_shows_every_figure_and_equation_whole(browser, server, page):
         equations = browser.execute_script(
             """const out = [];
             for (const m of document.querySelectorAll('mjx-container[display="true"]')) {
-                let box = m.parentElement;
+                let box = m;  // the formula's own box scrolls (replicaplan.css), or an ancestor
                 while (box && getComputedStyle(box).overflowX === 'visible')
                     box = box.parentElement;
                 if (!box || m.scrollWidth <= box.clientWidth + 1) continue;

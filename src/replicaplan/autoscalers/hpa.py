@@ -20,7 +20,7 @@ Followed from ``kubernetes/kubernetes``, ``pkg/controller/podautoscaler/``, in o
   ``recordInitialRecommendation`` (a new autoscaler's first recommendation is the current count).
 
 Replica counts are rounded up by the displayed rule ⌈N_r · metric/target⌉ (``proportional_rule``),
-which ignores binary noise below 10⁻⁹ where the controller's ``math.Ceil`` would not.
+which ignores binary noise below 10⁻⁹ where the controller's math.Ceil (Go) would not.
 """
 
 from __future__ import annotations

@@ -69,6 +69,8 @@ PHONE_TICKS = 5
 """The most labelled ticks on a phone rendering's x axis."""
 PHONE_TITLE_CHARS = 28
 """Where a title is wrapped on a phone rendering."""
+PHONE_LEGEND_CHARS = 40
+"""Where a legend's label is wrapped on a phone rendering (its column is the figure's width)."""
 PHONE_XLABEL_CHARS = 40
 PHONE_YLABEL_CHARS = 34
 """Where an axis label is wrapped on a phone rendering (the y label runs along a short panel)."""
@@ -159,10 +161,12 @@ def phone_layout(fig) -> None:
                 ax.set_title(
                     textwrap.fill(title, PHONE_TITLE_CHARS, break_on_hyphens=False), loc=loc
                 )
-    legend_height = 0.25 * len(labels) + (0.2 if labels else 0)
+    lines = sum(-(-len(t) // PHONE_LEGEND_CHARS) for t in labels)
+    legend_height = 0.25 * lines + (0.2 if labels else 0)
     fig.set_size_inches(PHONE_WIDTH_IN, max(panel_height * rows * 0.85, 2.6) + legend_height)
     if labels:
-        fig.legend(handles, labels, loc="outside lower center", ncol=1, frameon=False)
+        wrapped = [textwrap.fill(t, PHONE_LEGEND_CHARS, break_on_hyphens=False) for t in labels]
+        fig.legend(handles, wrapped, loc="outside lower center", ncol=1, frameon=False)
     fig.set_layout_engine("constrained")
 
 
