@@ -727,3 +727,12 @@ def test_a_cron_hour_below_zero_is_refused():
     trigger["metadata"]["start"] = "0 -1 * * *"
     with pytest.raises(ValueError, match="cron expression"):
         mf.schedule_from_scaled_object(obj)
+
+
+def test_a_window_ending_at_23_00_ends_on_its_own_day():
+    """Monday 22:00-23:00: the end is 23:00 on Monday, not on Tuesday (hour + length = 23 is
+    still the same day)."""
+    table = [1] * 168
+    table[24 * 1 + 22] = 4
+    obj = mf.keda_scaled_object("llm", 5, min_replicas=1, max_replicas=9, schedule=table)
+    assert _cron(obj) == [("0 22 * * 1", "0 23 * * 1", "4")]
