@@ -732,3 +732,59 @@ def test_a_process_forked_during_a_command_gets_the_signals_own_dispositions():
             signal.signal(s, handler)
         os.close(read)
         os.close(write)
+
+
+SAMPLE_LOG = Path(__file__).resolve().parents[1] / "data/azure-llm-inference-2023/conv_sample.csv"
+
+
+def _plan_text(capsys, argv) -> str:
+    assert main(argv) == 0
+    text = capsys.readouterr().out
+    return text.split("\n", 1)[1]  # without the first line, which names the source
+
+
+@pytest.mark.slow
+def test_a_log_from_standard_input_or_a_pipe_plans_as_the_file(capsys, monkeypatch, tmp_path):
+    """`--log -` and a FIFO (what bash's <(zcat …) gives) plan exactly as the file does; an
+    error names the input as given."""
+    import io
+    import os
+    import threading
+
+    from_file = _plan_text(capsys, ["plan", "--log", str(SAMPLE_LOG)])
+    data = SAMPLE_LOG.read_bytes()
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(data)))
+    assert _plan_text(capsys, ["plan", "--log", "-"]) == from_file
+    fifo = tmp_path / "log.fifo"
+    os.mkfifo(fifo)
+    writer = threading.Thread(target=lambda: fifo.write_bytes(data))
+    writer.start()
+    assert _plan_text(capsys, ["plan", "--log", str(fifo)]) == from_file
+    writer.join()
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b"minute,rate_rps\n0,x\n")))
+    assert main(["plan", "--rates", "-"]) == 2
+    assert "--rates standard input, row 2" in capsys.readouterr().err
+    assert main(["plan", "--rates", "-", "--lengths", "-"]) == 2
+    assert "one input at most can be -" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_start_places_a_rate_series_weekdays(capsys, tmp_path):
+    """Two weeks of minutes from Monday 2024-03-04: 40 req/s at 13:00 on weekdays, 4 req/s
+    otherwise. With --start the learned table is quiet on Saturday and Sunday; without it
+    minute 0 is 1970-01-01, a Thursday, and the quiet days are called Tuesday and Wednesday."""
+    rate = np.full(14 * 1440, 4.0)
+    for d in range(14):
+        if d % 7 < 5:
+            rate[d * 1440 + 13 * 60 : d * 1440 + 14 * 60] = 40.0
+    series = tmp_path / "rates.csv"
+    series.write_text("minute,rate_rps\n" + "".join(f"{m},{r}\n" for m, r in enumerate(rate)))
+    tables = {}
+    for extra in ([], ["--start", "2024-03-04T00:00Z"]):
+        assert main(["plan", "--rates", str(series), "--json", *extra]) == 0
+        tables[bool(extra)] = json.loads(capsys.readouterr().out)["schedule_utc"]
+    placed, epoch = tables[True], tables[False]
+    assert placed["Mon"][13] > placed["Sat"][13] == placed["Sun"][13] == placed["Mon"][3]
+    assert epoch["Thu"][13] > epoch["Tue"][13] == epoch["Wed"][13]
+    assert main(["plan", "--log", str(SAMPLE_LOG), "--start", "2024-03-04T00:00Z"]) == 2
+    assert "--start: a log carries its own timestamps" in capsys.readouterr().err

@@ -101,6 +101,7 @@ BAD = {
     "--image": "vllm openai",
     "--min-replicas": "-1",
     "--wake-query": "sum(rate(x[1m]",
+    "--start": "2024-03-04T00:00",
     "--polling-interval": "0",
     "--cooldown-period": "-5",
 }

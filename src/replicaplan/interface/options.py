@@ -225,3 +225,23 @@ def promql(text: str) -> str:
     except (ValueError, TypeError) as err:
         raise argparse.ArgumentTypeError(f"not a PromQL expression ({err}): {text!r}") from None
     return text
+
+
+def instant(text: str) -> float:
+    """A moment written in ISO 8601 with its time zone (``2024-03-04T00:00Z``,
+    ``2024-03-04T09:00+09:00``), as seconds since 1970-01-01T00:00Z; from 1970 to 2100."""
+    from datetime import datetime
+
+    try:
+        moment = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
+    except ValueError:
+        moment = None
+    if moment is None or moment.tzinfo is None:
+        raise argparse.ArgumentTypeError(
+            "must be an ISO 8601 time with its zone, such as 2024-03-04T00:00Z or "
+            f"2024-03-04T09:00+09:00, got {text!r}"
+        )
+    seconds = moment.timestamp()
+    if not 0 <= seconds <= 4_102_444_800:  # 2100-01-01T00:00Z
+        raise argparse.ArgumentTypeError(f"must lie from 1970 to 2100, got {text!r}")
+    return seconds

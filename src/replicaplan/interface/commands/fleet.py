@@ -8,6 +8,9 @@ Layer: interface.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import os
+import stat
 import sys
 from pathlib import Path
 
@@ -48,6 +51,15 @@ def add_traffic(parser: argparse.ArgumentParser) -> None:
     traffic.add_argument("--rates", help="CSV per-minute series (minute, rate_rps)")
     parser.add_argument(
         "--lengths", help="request log whose length mix to use with --rates (default: Azure conv)"
+    )
+    parser.add_argument(
+        "--start",
+        type=opt.instant,
+        default=None,
+        metavar="TIME",
+        help="with --rates: when the series' minute 0 is, ISO 8601 with its zone, such as "
+        "2024-03-04T00:00Z (default: 1970-01-01T00:00Z, a Thursday); it places the schedule's "
+        "weekdays and hours",
     )
 
 
@@ -351,8 +363,14 @@ def checked_inputs(args: argparse.Namespace) -> dict:
         ("--replica", getattr(args, "replica", None)),
     )
     for option, value in inputs:
-        if value and not Path(value).is_file():
+        if value and not (Path(value).is_file() or (option != "--replica" and _stream(value))):
             raise ValueError(f"{option}: no such file: {value}")
+    if sum(value == "-" for _, value in inputs) > 1:
+        raise ValueError(
+            f"{', '.join(o for o, v in inputs if v == '-')}: one input at most can be -"
+        )
+    if args.log and args.start is not None:
+        raise ValueError("--start: a log carries its own timestamps; give --start with --rates")
     if args.log and args.lengths:
         raise ValueError(
             "--lengths: a log carries its own lengths; give --lengths with --rates only"
@@ -370,7 +388,7 @@ def checked_inputs(args: argparse.Namespace) -> dict:
             )
     elif args.wake_query:
         raise ValueError("--wake-query wakes a fleet that scales to zero: give --min-replicas 0")
-    read = {Path(value).resolve(): option for option, value in inputs if value}
+    read = {Path(value).resolve(): option for option, value in inputs if value and value != "-"}
     outputs = {
         "--manifest": args.manifest,
         "--keda": args.keda,
@@ -404,16 +422,66 @@ def checked_inputs(args: argparse.Namespace) -> dict:
     return outputs
 
 
+def _stream(value: str) -> bool:
+    """``-`` (standard input) or a pipe: a FIFO, or the ``/dev/fd/N`` of bash's ``<(…)``."""
+    if value == "-":
+        return True
+    try:
+        return stat.S_ISFIFO(os.stat(value).st_mode)
+    except OSError:
+        return False
+
+
+@contextlib.contextmanager
+def _readable(value: str, option: str):
+    """A path the readers can open twice (they look at a file's first bytes for its format):
+    the file itself, or standard input or a pipe copied whole into a temporary file, removed
+    afterwards. An error names the input as the reader was given it, not the copy."""
+    if not _stream(value):
+        yield value
+        return
+    import shutil
+    import tempfile
+
+    name = "standard input" if value == "-" else value
+    with tempfile.TemporaryDirectory(prefix="replicaplan-input-") as folder:
+        copy = Path(folder) / "input"
+        with open(copy, "wb") as out:
+            if value == "-":
+                shutil.copyfileobj(sys.stdin.buffer, out, 1 << 20)
+            else:
+                with open(value, "rb") as source:
+                    shutil.copyfileobj(source, out, 1 << 20)
+        try:
+            yield str(copy)
+        except ValueError as err:
+            raise ValueError(str(err).replace(str(copy), f"{option} {name}")) from None
+
+
+def source_name(args: argparse.Namespace) -> str:
+    """The traffic's name in a report: the file's name, "standard input", or a pipe's path."""
+    value = args.log or args.rates
+    if value == "-":
+        return "standard input"
+    return value if _stream(value) else Path(value).name
+
+
 def traffic(args: argparse.Namespace):
-    """The log (with a progress bar on a terminal) or the rate series, and the length mix."""
+    """The log (with a progress bar on a terminal) or the rate series, and the length mix;
+    each may be a file, ``-`` (standard input) or a pipe."""
     from replicaplan.traffic.logs import read_rate_series, read_trace
 
     shown = progress if sys.stderr.isatty() else None
     if args.log:
-        log = read_trace(args.log, progress=shown)
+        with _readable(args.log, "--log") as path:
+            log = read_trace(path, progress=shown)
     else:
-        log = read_rate_series(args.rates)
-    lengths = read_trace(args.lengths) if args.lengths else None
+        with _readable(args.rates, "--rates") as path:
+            log = read_rate_series(path)
+    lengths = None
+    if args.lengths:
+        with _readable(args.lengths, "--lengths") as path:
+            lengths = read_trace(path)
     return log, lengths
 
 
@@ -445,6 +513,7 @@ def plan_of(args: argparse.Namespace, log, lengths, model, price_per_gpu_hour):
             engine=args.engine,
             namespace=args.namespace,
             served_model=args.served_model,
+            start_s=args.start,
             sensitivity=bool(args.report),
             precision=args.precision,
             signal=args.signal,

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import argparse
 import json
-from pathlib import Path
 
 from replicaplan.interface import options as opt
 from replicaplan.interface.commands import fleet
@@ -143,4 +142,4 @@ def _run(args: argparse.Namespace, outputs: dict) -> str:
         out = fleet.plan_json(args, p, log)
         return json.dumps({**out, "server_command": served} if served else out, indent=2)
     line = f"\nthe engine: {served}" if served else ""
-    return text(p, log=Path(args.log or args.rates).name) + line + fleet.written(written)
+    return text(p, log=fleet.source_name(args)) + line + fleet.written(written)

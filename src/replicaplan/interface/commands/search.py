@@ -238,7 +238,7 @@ def _run(args: argparse.Namespace, outputs: dict):
         plan_json = fleet.plan_json(args, p, log)
         summary = search_report.summary(result)
         return json.dumps({**summary, "server_command": command, "plan": plan_json}, indent=2)
-    name = Path(args.log or args.rates).name
+    name = fleet.source_name(args)
     return (
         search_report.text(result)
         + f"\n\nserve it with:\n  {command}"
