@@ -121,23 +121,28 @@ def ridge_context_expression() -> sp.Expr:
     return n_star
 
 
+_FORMULAS = {
+    "mfu": (mfu_expression, (N_p, nu, P_peak)),
+    "flops": (model_flops_expression, (N_p, nu)),
+    "cache": (kv_cache_expression, (b, n_ctx, m_kv)),
+    "mbu": (mbu_expression, (M_w, M_kv, TPOT, B_peak)),
+    "floor": (step_floor_expression, (M_w, M_kv, B_peak)),
+    "kv": (kv_bytes_expression, (n_layers, n_kv, d_head, s_value)),
+    "intensity": (intensity_expression, (N_p, b, n_ctx, m_kv, M_w)),
+    "limit": (intensity_limit_expression, (N_p, n_ctx, m_kv)),
+    "ridge": (ridge_expression, (P_peak, B_peak)),
+    "ceiling": (mfu_ceiling_expression, (N_p, n_ctx, m_kv, P_peak, B_peak)),
+    "ridge_ctx": (ridge_context_expression, (N_p, m_kv, P_peak, B_peak)),
+    "crossover": (decode_crossover_expression, (M_w, N_p, F_ach, B_ach)),
+}
+"""Each numeric function's expression (built, solved and simplified only when that function is
+first asked for: the planner needs two of them, not the twelve) and its arguments."""
+
+
 @cache
 def _fn(name: str):
-    expr, args = {
-        "mfu": (mfu_expression(), (N_p, nu, P_peak)),
-        "flops": (model_flops_expression(), (N_p, nu)),
-        "cache": (kv_cache_expression(), (b, n_ctx, m_kv)),
-        "mbu": (mbu_expression(), (M_w, M_kv, TPOT, B_peak)),
-        "floor": (step_floor_expression(), (M_w, M_kv, B_peak)),
-        "kv": (kv_bytes_expression(), (n_layers, n_kv, d_head, s_value)),
-        "intensity": (intensity_expression(), (N_p, b, n_ctx, m_kv, M_w)),
-        "limit": (intensity_limit_expression(), (N_p, n_ctx, m_kv)),
-        "ridge": (ridge_expression(), (P_peak, B_peak)),
-        "ceiling": (mfu_ceiling_expression(), (N_p, n_ctx, m_kv, P_peak, B_peak)),
-        "ridge_ctx": (ridge_context_expression(), (N_p, m_kv, P_peak, B_peak)),
-        "crossover": (decode_crossover_expression(), (M_w, N_p, F_ach, B_ach)),
-    }[name]
-    return lambdify_once(args, expr)
+    expression, args = _FORMULAS[name]
+    return lambdify_once(args, expression())
 
 
 def mfu(params: float, tokens_per_s: float, peak_flops: float) -> float:

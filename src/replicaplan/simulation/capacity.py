@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from replicaplan.core import _check
+from replicaplan.core import _check, parallel
 from replicaplan.core.example import EXAMPLE
 from replicaplan.core.parallel import fork_map
 from replicaplan.core.stats import batch_means_error, standard_error
@@ -267,9 +267,10 @@ def replicate(
 
     # the grid's own crossing is left out: the highest grid rate meeting the quota is picked
     # among noisy points, which leans it upwards
-    found = [one(r) for r in range(1, MIN_REPLICATIONS + 1)]
+    # independent draws: on the machine's cores (the serial loop's results, bit for bit)
+    found = parallel.fork_map(one, range(1, MIN_REPLICATIONS + 1))
     total = replications_needed(found, precision)
-    found += [one(r) for r in range(MIN_REPLICATIONS + 1, total + 1)]
+    found += parallel.fork_map(one, range(MIN_REPLICATIONS + 1, total + 1))
     return Sweep(sweep.points, sweep.quota, sweep.probes, sweep.bracket, tuple(found), precision)
 
 
