@@ -817,18 +817,11 @@ def test_negative_counts_are_refused(call):
 # int64 arithmetic), at the edge where a changed comparison or constant would move the answer.
 
 
-def _sampled(values, requests):
-    """Pods of a CPU Utilization metric: value None is a pod with no sample."""
-    return [Pod(value=v, request=r) for v, r in zip(values, requests, strict=True)]
-
-
 def test_a_fallback_that_flips_a_scale_down_into_a_scale_up_keeps_the_count():
     """Target 40 %: one pod at 20 % and two without samples. The ratio 20/40 < 1 is a scale-down,
     so the missing pods count at max(100, 40) = 100 % of their request: (200 + 1000 + 1000) m
     over 3000 m = 73 %, 73/40 > 1. A correction that reverses the direction keeps 3."""
-    spec = MetricSpec("Resource", "Utilization", 40)
-    pods = _sampled([0.2, None, None], [1.0] * 3)
-    assert desired_replicas(spec, 3, pods=pods) == 3
+    assert _util(3, 40, _cpu([200], n=3)) == 3
 
 
 def test_a_ratio_of_exactly_one_with_missing_pods_fills_nothing():
@@ -836,8 +829,7 @@ def test_a_ratio_of_exactly_one_with_missing_pods_fills_nothing():
     scale-down (< 1) nor a scale-up (> 1), so nothing is filled in and the count stays 2 (filling
     the missing pod at 100 % would read 70 %, 1.75, and ask for 4). For a Pods metric at its target
     with one of four missing, filling it with 0 would read 0.75 and ask for 3: it stays 4."""
-    assert desired_replicas(MetricSpec("Resource", "Utilization", 40), 2,
-                            pods=_sampled([0.4, None], [1.0, 1.0])) == 2  # fmt: skip
+    assert _util(2, 40, _cpu([400], n=2)) == 2
     assert replica_count([10, 10, 10, None], 10) == 4
 
 
@@ -867,17 +859,17 @@ def test_missing_pods_count_at_exactly_zero_milli_units(values, expected):
     [
         # target 100 %: 1 pod at 50 %, 99 missing at 100 % of 1000 m: 99,500 m / 100,000 m = 99 %,
         # ⌈100 · 0.99⌉ = 99 (at 101 %: 100,490 → 100 %, no change; at 1000·100//101 = 990: 98 %)
-        (100, [0.5], 99, 99),
+        (100, [500], 99, 99),
         # target 50 %: 98 pods at 404 m and one at 413 m (40,005 m) and 1 missing at 100 %:
         # 41,005 / 100,000 = 41 %, 0.82, ⌈100 · 0.82⌉ = 82 (at 99 %: 40,995 → 40 %, 80)
-        (50, [0.404] * 98 + [0.413], 1, 82),
+        (50, [404] * 98 + [413], 1, 82),
     ],
 )
 def test_missing_pods_on_a_scale_down_count_at_max_100_and_the_target(
     target, present, missing, expected
 ):
     spec = MetricSpec("Resource", "Utilization", target)
-    pods = _sampled([*present, *[None] * missing], [1.0] * (len(present) + missing))
+    pods = _cpu(present, n=len(present) + missing)
     tol = Tolerances(0.0, 0.0)
     assert desired_replicas(spec, len(pods), pods=pods, tolerances=tol) == expected
 
@@ -886,14 +878,11 @@ def test_the_fallback_of_a_missing_pod_is_whole_milli_units():
     """Requests of 301 m, target 150 %: a missing pod counts 301 · 150 / 100 = 451 m in int64
     (451.5 truncated). Two pods at 8 m and three missing: (16 + 3 · 451) · 100 / 1505 = 90 %,
     90/150 = 0.6, ⌈5 · 0.6⌉ = 3 (with 451.5 m it would read 91 % and ask for 4)."""
-    spec = MetricSpec("Resource", "Utilization", 150)
-    pods = _sampled([0.008, 0.008, None, None, None], [0.301] * 5)
-    assert desired_replicas(spec, 5, pods=pods) == 3
+    assert _util(5, 150, _cpu([8, 8], requests=[0.301] * 5)) == 3
 
 
 def test_a_request_of_one_milli_cpu_is_a_request():
-    spec = MetricSpec("Resource", "Utilization", 50)
-    assert desired_replicas(spec, 1, pods=_sampled([0.001], [0.001])) == 2  # 100 % of 50 %
+    assert _util(1, 50, _cpu([1], requests=[0.001])) == 2  # 100 % of 50 %
 
 
 def test_a_cpu_sample_is_fresh_unless_said_otherwise():
