@@ -3,6 +3,8 @@
    removed once scrolled to its end) and a tab stop with a label, so a keyboard can reach and
    scroll it. Run once MathJax has typeset the page, and again when the window is resized. */
 (() => {
+  const atEnd = (box) => box.classList.toggle(
+    "at-end", box.scrollLeft + box.clientWidth >= box.scrollWidth - 1);
   const mark = () => {
     for (const box of document.querySelectorAll('mjx-container[display="true"]')) {
       const overflows = box.scrollWidth > box.clientWidth + 1;
@@ -11,10 +13,11 @@
         box.tabIndex = 0;
         box.setAttribute("role", "region");
         box.setAttribute("aria-label", "formula, scrolls sideways");
-        const end = () => box.classList.toggle(
-          "at-end", box.scrollLeft + box.clientWidth >= box.scrollWidth - 1);
-        box.addEventListener("scroll", end, { passive: true });
-        end();
+        if (!box.dataset.scrollWatched) {  // one listener per formula, however many resizes
+          box.dataset.scrollWatched = "1";
+          box.addEventListener("scroll", () => atEnd(box), { passive: true });
+        }
+        atEnd(box);
       } else if (box.getAttribute("role") === "region") {
         box.removeAttribute("tabindex");
         box.removeAttribute("role");

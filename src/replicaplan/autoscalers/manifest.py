@@ -318,6 +318,11 @@ def keda_scaled_object(
     if fallback_replicas is not None:
         fallback_replicas = _check.integer("fallback_replicas", fallback_replicas, minimum=1)
     lead_min = _check.integer("lead_min", lead_min, minimum=0)
+    if wake is not None:
+        wake_query, per_replica = wake
+        if not isinstance(wake_query, str) or not wake_query.strip():
+            raise ValueError(f"wake query must be a PromQL expression, got {wake_query!r}")
+        per_replica = _check.positive("wake rate per replica", per_replica)
     triggers = [
         {
             "type": "prometheus",
@@ -329,8 +334,9 @@ def keda_scaled_object(
                 "threshold": repr(
                     parse_quantity(spec["metrics"][0]["pods"]["target"]["averageValue"])
                 ),
-                # no series is an error, not a zero (KEDA's default treats it as 0)
-                "ignoreNullValues": "false",
+                # no series is an error, not a zero (KEDA's default treats it as 0); when the
+                # fleet scales to zero there are no series at zero, and empty reads as 0
+                "ignoreNullValues": "false" if wake is None else "true",
             },
         }
     ]
@@ -365,11 +371,6 @@ def keda_scaled_object(
                     }
                 )
     if wake is not None:
-        wake_query, per_replica = wake
-        if not isinstance(wake_query, str) or not wake_query.strip():
-            raise ValueError(f"wake query must be a PromQL expression, got {wake_query!r}")
-        per_replica = _check.positive("wake rate per replica", per_replica)
-        triggers[0]["metadata"]["ignoreNullValues"] = "true"
         triggers.append(
             {
                 "type": "prometheus",

@@ -44,6 +44,16 @@ def jobs() -> int:
         return os.cpu_count() or 1
 
 
+def _collect(results, n: int, progress) -> list:
+    """``results`` as a list, reporting the share done (0 to 1] after each of the ``n``."""
+    out = []
+    for k, result in enumerate(results, 1):
+        out.append(result)
+        if progress is not None:
+            progress(k / n)
+    return out
+
+
 def fork_map(fn, items, *, workers: int | None = None, progress=None) -> list:
     """``[fn(x) for x in items]``, on forked processes when that can help: ``workers`` of them
     (``jobs()`` when None), never more than the items. ``progress``, if given, is called with
@@ -52,20 +62,10 @@ def fork_map(fn, items, *, workers: int | None = None, progress=None) -> list:
     items = list(items)
     n = min(jobs() if workers is None else workers, len(items))
     if n <= 1 or "fork" not in multiprocessing.get_all_start_methods():
-        out = []
-        for k, x in enumerate(items):
-            out.append(fn(x))
-            if progress is not None:
-                progress((k + 1) / len(items))
-        return out
+        return _collect(map(fn, items), len(items), progress)
     _TASK = fn
     try:
         with multiprocessing.get_context("fork").Pool(n) as pool:
-            out = []
-            for k, result in enumerate(pool.imap(_call, items, chunksize=1)):
-                out.append(result)
-                if progress is not None:
-                    progress((k + 1) / len(items))
-            return out
+            return _collect(pool.imap(_call, items, chunksize=1), len(items), progress)
     finally:
         _TASK = None

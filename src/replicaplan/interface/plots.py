@@ -127,46 +127,45 @@ def _fewer_ticks(ax) -> None:
         ax.set_xticks(kept)
 
 
+def _wrapped(text: str, limit: int) -> str:
+    """``text`` on lines of at most ``limit`` characters (hyphenated words kept whole), or as
+    it is when it fits."""
+    import textwrap
+
+    flat = " ".join(text.split())
+    return textwrap.fill(flat, limit, break_on_hyphens=False) if len(flat) > limit else text
+
+
 def phone_layout(fig) -> None:
     """Lay ``fig`` out again, in place, for a phone's text column: ``PHONE_WIDTH_IN`` wide;
     panels drawn side by side stacked into a column; every legend gathered into one, in one
-    column, below the panels; at most ``PHONE_TICKS`` ticks on each x axis; titles wrapped.
-    The text keeps its size in points, so it reads as it does on a desktop."""
-    import textwrap
-
+    column, below the panels; at most ``PHONE_TICKS`` ticks on each x axis; titles, axis labels
+    and legend entries wrapped. The text keeps its size in points, so it reads as it does on a
+    desktop."""
     panels = [ax for ax in fig.axes if ax.get_subplotspec() is not None]
-    width, height = fig.get_size_inches()
-    rows, panel_height = 1, height
+    stacked = fig.get_size_inches()[1]  # the panels' height, one above the other
     if panels:
         nrows, ncols = panels[0].get_subplotspec().get_gridspec().get_geometry()
-        rows, panel_height = nrows, height / nrows
         if nrows == 1 and ncols > 1:  # side by side: one above the other, each as tall
             column = fig.add_gridspec(ncols, 1)
             for ax in panels:
                 ax.set_subplotspec(column[ax.get_subplotspec().colspan.start, 0])
-            rows, panel_height = ncols, height
+            stacked *= ncols
     handles, labels = _legend_entries(fig)
     for ax in fig.axes:
         _fewer_ticks(ax)
-        for text, limit in (
-            (ax.xaxis.label, PHONE_XLABEL_CHARS),
-            (ax.yaxis.label, PHONE_YLABEL_CHARS),
-        ):
-            flat = " ".join(text.get_text().split())
-            if len(flat) > limit:
-                text.set_text(textwrap.fill(flat, limit, break_on_hyphens=False))
+        ax.xaxis.label.set_text(_wrapped(ax.xaxis.label.get_text(), PHONE_XLABEL_CHARS))
+        ax.yaxis.label.set_text(_wrapped(ax.yaxis.label.get_text(), PHONE_YLABEL_CHARS))
         for loc in ("center", "left"):
             title = ax.get_title(loc=loc)
-            if len(title) > PHONE_TITLE_CHARS:
-                ax.set_title(
-                    textwrap.fill(title, PHONE_TITLE_CHARS, break_on_hyphens=False), loc=loc
-                )
-    lines = sum(-(-len(t) // PHONE_LEGEND_CHARS) for t in labels)
-    legend_height = 0.25 * lines + (0.2 if labels else 0)
-    fig.set_size_inches(PHONE_WIDTH_IN, max(panel_height * rows * 0.85, 2.6) + legend_height)
-    if labels:
-        wrapped = [textwrap.fill(t, PHONE_LEGEND_CHARS, break_on_hyphens=False) for t in labels]
-        fig.legend(handles, wrapped, loc="outside lower center", ncol=1, frameon=False)
+            if _wrapped(title, PHONE_TITLE_CHARS) != title:
+                ax.set_title(_wrapped(title, PHONE_TITLE_CHARS), loc=loc)
+    entries = [_wrapped(t, PHONE_LEGEND_CHARS) for t in labels]
+    lines = sum(t.count("\n") + 1 for t in entries)
+    legend_height = 0.25 * lines + (0.2 if entries else 0)
+    fig.set_size_inches(PHONE_WIDTH_IN, max(stacked * 0.85, 2.6) + legend_height)
+    if entries:
+        fig.legend(handles, entries, loc="outside lower center", ncol=1, frameon=False)
     fig.set_layout_engine("constrained")
 
 
