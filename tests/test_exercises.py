@@ -172,6 +172,34 @@ def test_capacity_prose():
     lam = round(g["friends_rate"], 2)
     assert g["strangers_ok"] == pytest.approx(1 - math.exp(-(2.5 - lam) * 3.0), abs=0.03)
     assert g["strangers_stay"] == pytest.approx(1 / (2.5 - lam), rel=0.1)  # M/M/1 mean stay
+    # the open-door table: every pace below the serving speed of 2.5 a minute, each share near
+    # the M/M/1's 1 − exp(−(2.5 − λ)·3), and the verdict flips between the second and third
+    for i, pace in enumerate((1.0, 1.5, 2.0)):
+        assert g[f"pace_{i}"] == pace < 2.5
+        assert g[f"pace_ok_{i}"] == pytest.approx(1 - math.exp(-(2.5 - pace) * 3.0), abs=0.03)
+    assert g["pace_ok_1"] >= 0.9 > g["pace_ok_2"]
+    assert g["baker_capacity"] == pytest.approx(2.5 - math.log(10) / 3.0)  # 1.73 a minute
+    assert g["pace_1"] < g["baker_capacity"] < g["pace_2"]
+    # 5,000 arrivals at 3 a minute: 27.8 hours, not a morning
+    assert g["three_growth_span_h"] == pytest.approx(5000 / 180)
+
+
+def test_capacity_raw_rate_and_margin_prose():
+    """μ* < μ on the mix; the M/M/1's losses past μ* by hand; the batching cliff is steeper."""
+    g = glued("capacity")
+    assert g["mu_real"] < g["mu_mix"]
+    assert g["mu_mix_margin"] == pytest.approx(1 - g["mu_real"] / g["mu_mix"])
+    # both above the example's 8, whose answers are longer (320 against ~210 tokens)
+    assert g["rho_mu"] == 8 < g["mu_real"] and g["answer"] == 320 > g["mix_output"]
+    star = 10 - math.log(10)  # μ = 10, τ = 1
+    for pct, points in ((1, 0.8), (5, 4.7), (10, 11.6)):  # the editor's figures
+        loss = 100 * (0.9 - (1 - math.exp(-(10 - (1 + pct / 100) * star))))
+        assert g[f"mm1_loss_{pct}"] == pytest.approx(loss, abs=1e-9)
+        assert g[f"mm1_loss_{pct}"] == pytest.approx(points, abs=0.05)
+    assert g["real_beyond_excess"] > 0.05
+    assert g["real_beyond_conf"] < g["mm1_beyond_conf"] - 0.3
+    # bursts are harsher, and more bursts harsher still
+    assert g["mu_bursty"] < g["ex5_mu_cv2"] < g["mu_real"]
 
 
 def test_capacity_chunking_prose():

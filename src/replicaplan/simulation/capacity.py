@@ -472,3 +472,35 @@ def closed_loop(
     trace = simulate_closed(model, users, z, prompt, output, start_s=start)
     rate, predicted = interactive_law(trace, users, z)
     return trace, rate, predicted
+
+
+def saturation_rate(
+    model: ReplicaModel | None = None,
+    mix: LengthMix | str | tuple[int, int] = "azure",
+    requests: int = 6000,
+    warmup: float = 0.2,
+    seed: int = 0,
+) -> float:
+    """μ, the raw rate: requests/s a replica completes when its queue never empties.
+
+    Twice the batch of users send a new request the instant an answer ends, so every step runs a
+    full batch with prompts waiting; the rate is the completions after the first ``warmup``
+    share over the time they took. Unlike ``ReplicaModel.max_rate_rps``, which assumes every
+    sequence holds ``context_tokens`` and every prompt is computed apart from the decodes, this
+    is the mix's own ceiling: its contexts, its prompts riding in the decode steps. μ* < μ.
+    ``mix`` is a ``LengthMix``, "azure", or (prompt, output) tokens for identical requests.
+    """
+    model = model or ReplicaModel()
+    requests = _check.integer("requests", requests, minimum=100)
+    warmup = _check.fraction("warmup", warmup, low_open=False, high_open=True)
+    if isinstance(mix, tuple):
+        prompt, output = identical(requests, *mix)
+    elif isinstance(mix, LengthMix) or mix == "azure":
+        draw = AZURE_CONVERSATION if mix == "azure" else mix
+        prompt, output = draw.sample(requests, np.random.default_rng(seed))
+    else:
+        raise ValueError(f"mix must be a LengthMix, 'azure' or (prompt, output), got {mix!r}")
+    trace = simulate_closed(model, 2 * model.batch, np.zeros(requests), prompt, output)
+    end = np.sort(trace.end)
+    first = int(warmup * requests)
+    return float((requests - 1 - first) / (end[-1] - end[first]))
