@@ -67,8 +67,11 @@ def test_capacity():
 
 def test_what_to_watch():
     g = glued("what_to_watch")
-    assert g["ex1_ask"] == math.ceil(5 * (90 / 5) / 12)  # 7.5 → 8
-    assert (g["ex2_lo"], g["ex2_hi"]) == pytest.approx((9.0, 11.0))  # 10 × (1 ∓ 0.1)
+    assert g["ex1_ask"] == math.ceil(5 * (45 / 5) / 6)  # 7.5 → 8
+    assert (g["ex2_lo"], g["ex2_hi"]) == pytest.approx((5.76, 7.04))  # 6.4 × (1 ∓ 0.1)
+    # the Elementary example: 32 req/s on four replicas asked for 6.4 each, 1.25×: five
+    assert g["el_target"] == pytest.approx(0.8 * 8) and g["el_ask"] == 5
+    assert g["el_stay"] == 4  # 3 % over the target is inside the 10 % tolerance
     assert g["ex3_l"] == pytest.approx(6.4 * 10)  # L* = ρ*μ*W̄ = 64
     # 100 in flight over the panic window is 10 pods ≥ 2 × 4 ready: panic, max(⌈40/10⌉, 10)
     assert g["ex4_pods"] == 10
@@ -270,8 +273,13 @@ def test_what_to_watch_signals_prose():
     # the other cases: the completions at or near the chase, requests in flight above it
     assert 0.7 < g["sg_other_lo"] <= g["sg_other_hi"] <= 1.05
     assert g["sg_flight_hi"] > 1.25 and g["sg_flight_lo"] >= 0.95
-    # the Elementary target and L*: the same rule on two replicas
-    assert g["el_lstar"] == pytest.approx(0.8 * 8.0 * 320 * 0.025)
+    # the Elementary target is the Advanced set point ρ*μ*, and L* = ρ*μ*W̄ = 51.2; at μ* the
+    # replica holds μ*W̄ = 8 × 8 = 64, its whole batch
+    assert g["el_target"] == g["rate_target"] == pytest.approx(0.8 * 8.0)
+    assert g["l_star"] == pytest.approx(0.8 * 8.0 * 320 * 0.025)
+    assert g["l_full"] == pytest.approx(64) == g["batch_full"]
+    # the batch cap binds before the cache: 64 × 2,000 tokens is under a third of it
+    assert g["kv_share"] == pytest.approx(64 * 2000 / g["kv_tokens"]) and g["kv_share"] < 0.35
 
 
 def test_plan_your_fleet_signal_prose():
