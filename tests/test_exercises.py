@@ -287,3 +287,29 @@ def test_plan_your_fleet_signal_prose():
     and pays more."""
     g = glued("plan_your_fleet")
     assert g["h_conc_queued"] < g["h_queued"] and g["h_conc_hours"] > g["h_hours"]
+
+
+def test_time_to_start_timeline_matches_the_source():
+    """The 21:00 event as the source tells it (facts sheet, listing and Fig. 36.17): the chase
+    asks for 2 replicas at 20:59 and 7 at 21:00, has them at 21:08, is back to 2 at 21:24; the
+    calendar calls at 20:52; the reactive fleet ranges 2-10 (5-13 with three spares); the day
+    averages about 23.1 req/s, about 2.0 million requests."""
+    g = glued("time_to_start")
+    words = {
+        n: d["text/markdown"] for n, d in _glued_outputs("time_to_start") if "text/markdown" in d
+    }
+    assert (g["req_before"], g["req_at"]) == (2, 7)
+    assert [words[k] for k in ("t_before", "t_chase_ready", "t_chase_back", "t_cal_call")] == [
+        "20:59",
+        "21:08",
+        "21:24",
+        "20:52",
+    ]
+    assert (g["chase_min"], g["chase_peak"], g["spares_min"], g["spares_peak"]) == (2, 10, 5, 13)
+    assert g["peak_needed"] == 10  # 60 req/s at 80 % of 8: ⌈9.375⌉
+    assert g["day_mean"] == pytest.approx(23.1, abs=0.05)
+    assert g["day_requests_m"] == pytest.approx(g["day_mean"] * 86400 / 1e6)
+    assert g["ttft_slo"] == 1.0  # the running example's promise, not a stricter one
+    # the exercise: at a 3-minute start the chase is short 3 minutes, the spares still short
+    assert words["ex5_best"].endswith("with calendar") and g["ex5_chase_unc"] == 3
+    assert g["ex5_spares_unc"] == 3
