@@ -239,7 +239,7 @@ GPUS = {
     "l40s": GPU("L40S 48GB", 46_068 * 2**20, 0.864e12, 362e12, 32e9, 0.99, fp8_flops=733e12),
     "example": GPU(
         "the running example's GPU",
-        80e9,
+        EXAMPLE.gpu_memory_bytes,
         EXAMPLE.peak_bandwidth,
         EXAMPLE.peak_flops,
         300e9,
