@@ -326,3 +326,11 @@ def test_cost_faster_start_exercise():
     assert g["ex5_chase_m"] < g["chase_m"] and g["ex5_cal_m"] < g["cal_m"]
     assert 0 < g["ex5_chase_saving"] < g["ex5_cal_saving"] < 0.05
     assert g["ex5_chase_saving"] == pytest.approx(1 - g["ex5_chase_m"] / g["chase_m"])
+
+
+def test_what_to_watch_quick_start_exercise():
+    """With one-minute starts the backlog signal still hits the bound; the rate overshoots less."""
+    g = glued("what_to_watch")
+    assert g["ex5_flight_peak"] == g["ex5_bound"] == 2 * 10  # twice the day's busiest fleet
+    assert g["ex5_need"] < g["ex5_done_peak"] < g["ex5_bound"]
+    assert g["ex5_done_peak"] > g["sg_completed_peak"]  # more than with 8-minute starts
