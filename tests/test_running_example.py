@@ -22,9 +22,7 @@ def _glued(md: Path) -> dict:
         for output in cell.get("outputs", []):
             record = output.get("metadata", {}).get("scrapbook")
             if record:
-                data = {
-                    k.removeprefix(record["mime_prefix"]): v for k, v in output["data"].items()
-                }
+                data = {k.removeprefix(record["mime_prefix"]): v for k, v in output["data"].items()}
                 if "text/markdown" not in data:
                     values[record["name"]] = float(data["text/plain"])
     return values

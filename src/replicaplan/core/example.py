@@ -47,7 +47,7 @@ class RunningExample:
     peak_flops: float = 1e15
     """P_peak: dense 16-bit FLOP/s."""
     gpu_memory_bytes: float = 80e9
-    """The GPU's memory, 80 GB (decimal, as the source counts bytes); every chapter uses this card."""
+    """The GPU's memory, 80 GB (decimal, as the source counts bytes): every chapter's card."""
     layers: int = 32
     """Transformer layers of the 8 B model (for the KV cache size)."""
     kv_heads: int = 8
