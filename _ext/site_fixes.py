@@ -105,7 +105,8 @@ def _alt_from_captions(app, doctree, docname):
 
 def _lighter_page(app, pagename, templatename, context, doctree):
     """Keep each page's first load small: no sphinx-design assets (no page uses a design
-    directive; the test that measures the first load would see it if one did), and the
+    directive; the test that measures the first load would see it if one did), no Thebe (no
+    page offers live code: the launch button goes to Binder), and the
     repository button drawn from the solid icon font the page loads anyway, so the 118 kB
     brands font is never fetched."""
     for key in ("css_files", "script_files"):
@@ -115,7 +116,8 @@ def _lighter_page(app, pagename, templatename, context, doctree):
                 f
                 for f in files
                 if not any(
-                    s in str(getattr(f, "filename", f)) for s in ("sphinx-design", "design-tabs")
+                    s in str(getattr(f, "filename", f))
+                    for s in ("sphinx-design", "design-tabs", "sphinx-thebe")
                 )
             ]
     for button in context.get("header_buttons", []):
@@ -168,9 +170,18 @@ def _finish(app, exception):
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(source, target)
     tag = re.compile(r"\s*<(script|link)[^>]*fontawesome\.js[^>]*>(\s*</script>)?")
+    # the search index and its tools, which the theme loads render-blocking in every page's
+    # head: only the search page runs a search (search_as_you_type is off, and the header's
+    # search box submits to search.html), so elsewhere they are 96 kB of nothing
+    search = re.compile(
+        r'\s*<script src="[^"]*(searchtools\.js|language_data\.js|searchindex\.js)[^"]*">'
+        r"</script>"
+    )
     for page in out.rglob("*.html"):
         html = page.read_text(encoding="utf-8")
         cleaned = tag.sub("", html)
+        if page.name != "search.html":
+            cleaned = search.sub("", cleaned)
         if cleaned != html:
             page.write_text(cleaned, encoding="utf-8")
     for junk in ("fontawesome.js", "fontawesome.js.map", "fontawesome.js.LICENSE.txt"):
