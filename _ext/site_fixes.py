@@ -182,6 +182,8 @@ def _finish(app, exception):
         cleaned = tag.sub("", html)
         if page.name != "search.html":
             cleaned = search.sub("", cleaned)
+        # the front page's title is the book's own: "X — X" in the tab and the bookmarks
+        cleaned = re.sub(r"<title>(.+?) &#8212; \1</title>", r"<title>\1</title>", cleaned)
         if cleaned != html:
             page.write_text(cleaned, encoding="utf-8")
     for junk in ("fontawesome.js", "fontawesome.js.map", "fontawesome.js.LICENSE.txt"):

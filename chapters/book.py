@@ -54,3 +54,34 @@ def glue_words(name: str, text: str) -> None:
     if not isinstance(text, str) or not text.strip():
         raise ValueError(f"glue_words needs non-empty text for {name!r}, got {text!r}")
     glue(name, Markdown(text), display=False)
+
+
+def count_words(n, noun: str) -> str:
+    """A count with its noun in the right number: "no minutes", "1 minute", "1,547 minutes"."""
+    n = int(n)
+    if n < 0:
+        raise ValueError(f"count_words needs a count >= 0, got {n}")
+    if n == 0:
+        return f"no {noun}s"
+    return f"{n:,} {noun}" if n == 1 else f"{n:,} {noun}s"
+
+
+def glue_count(name: str, n, noun: str) -> None:
+    """Glue a count with its noun (``{glue:md}`name:myst```): never "1 minutes" or "0 minutes"."""
+    glue_words(name, count_words(n, noun))
+
+
+def show_equation(lhs, rhs, note: str = "", order: str | None = None) -> None:
+    """Display ``lhs = rhs`` as the package's sympy expressions print, in the prose's notation:
+    natural logarithms as ln, and ``order`` ("none" keeps an unevaluated sum's own order,
+    "rev-lex" writes λ(t + T) rather than sympy's λ(T + t)); ``note`` follows in text."""
+    import sympy as sp
+    from IPython.display import Math, display
+
+    def latex(expr):
+        return sp.latex(expr, ln_notation=True, order=order)
+
+    text = f"{latex(lhs)} = {latex(rhs)}"
+    if note:
+        text += rf"\quad\text{{{note}}}"
+    display(Math(text))

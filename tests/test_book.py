@@ -6,7 +6,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "chapters"))
 
-from book import glue_number  # noqa: E402  (beside the chapters, not in the package)
+from book import count_words, glue_number  # noqa: E402  (beside the chapters, not in the package)
 
 
 def test_glue_number_rejects_non_numbers():
@@ -62,3 +62,16 @@ def test_the_reference_list_sorts_organisations_by_their_letters():
     assert keys.index("k8s_hpa") < keys.index("kwon2023vllm") < keys.index("nvidia_smi")
     labels = list(style.label_style.format_labels(entries))
     assert labels[keys.index("source36")] == "Source chapter 36 n.d."
+
+
+@pytest.mark.parametrize(
+    "n, words",
+    [(0, "no minutes"), (1, "1 minute"), (2, "2 minutes"), (1547, "1,547 minutes")],
+)
+def test_count_words_puts_the_noun_in_its_number(n, words):
+    assert count_words(n, "minute") == words
+
+
+def test_count_words_refuses_a_negative_count():
+    with pytest.raises(ValueError, match="count"):
+        count_words(-1, "minute")

@@ -334,3 +334,16 @@ def test_what_to_watch_quick_start_exercise():
     assert g["ex5_flight_peak"] == g["ex5_bound"] == 2 * 10  # twice the day's busiest fleet
     assert g["ex5_need"] < g["ex5_done_peak"] < g["ex5_bound"]
     assert g["ex5_done_peak"] > g["sg_completed_peak"]  # more than with 8-minute starts
+
+
+def test_opening_and_plan_computational_exercises():
+    """The opening's day: the target's condition breaks on the morning climb, capacity only in
+    the 8 event minutes (the source's 21:00-21:07); the plan's stricter TPOT lowers μ* but not a
+    one-replica fleet or its price."""
+    g = glued("opening")
+    assert g["ex5_capacity"] == 8  # 21:00 to 21:07, as the policy table's uncovered minutes
+    assert g["ex5_target"] == g["ex5_morning"] + g["ex5_capacity"] > g["ex5_capacity"]
+    p = glued("plan_your_fleet")
+    assert p["ex5_tpot_ms"] < p["ex5_tpot_was_ms"] == 50
+    assert 0 < p["ex5_mu_drop"] < 0.5 and p["ex5_mu"] < p["s_mu"]
+    assert p["ex5_fleet"] == p["s_fleet"] == 1 and p["ex5_cost"] == pytest.approx(p["s_cost"])

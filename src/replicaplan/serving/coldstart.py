@@ -32,8 +32,9 @@ from replicaplan.core.symbols import (
 
 
 def startup_expression() -> sp.Expr:
-    """T_start as the sum of the four waits a new replica goes through, in order."""
-    return T_machine + T_image + T_weights + T_warmup
+    """T_start as the sum of the four waits a new replica goes through, in order (unevaluated,
+    so that it prints in that order; sympy would sort the terms by name)."""
+    return sp.Add(T_machine, T_image, T_weights, T_warmup, evaluate=False)
 
 
 def weights_time_expression(shared_channel: bool = False) -> sp.Expr:
