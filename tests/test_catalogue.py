@@ -28,3 +28,31 @@ def test_hardware_from_text_by_name_or_spelled_out():
         with pytest.raises(ValueError, match=f"^model: {match}"):
             from_text("model", f"{base},layers={layers}")
     assert from_text("model", f"{base},layers=32.0").layers == 32
+
+
+def test_the_cards_people_rent_behave_as_their_datasheets_and_vllm_say():
+    """H100 PCIe, L4 and MI300X: what follows from their datasheets, checked against facts
+    stated apart from them. vLLM's OpenAI server gives cards of 70 GiB or more (A100s aside)
+    1,024 sequences and 8,192 tokens a step, smaller ones 256 and 2,048
+    (EngineArgs.get_batch_defaults); a 70 B model's bf16 weights (141 GB) fit one 192 GB MI300X,
+    as AMD showed at its launch, but not one 80 GB card; the L4 is the 24 GB card nvidia-smi
+    shows as 23,034 MiB."""
+    from replicaplan.serving.catalogue import GPUS, engine_defaults
+    from replicaplan.serving.replica import ReplicaModel
+
+    assert engine_defaults("h100-pcie") == engine_defaults("mi300x") == (1024, 8192)
+    assert engine_defaults("l4") == (256, 2048)
+    assert GPUS["l4"].memory_bytes / 2**20 == 23_034
+    assert GPUS["mi300x"].memory_bytes > 192e9 > GPUS["mi300x"].memory_bytes * 0.9
+    # dense is half the datasheet's "with sparsity" figure
+    assert GPUS["h100-pcie"].flops == 1513e12 / 2 and GPUS["l4"].flops == 242e12 / 2
+    assert ReplicaModel.from_hardware("llama-3-70b", "mi300x").kv_capacity_tokens > 0
+    for card in ("h100-pcie", "l4"):
+        with pytest.raises(ValueError, match="do not fit"):
+            ReplicaModel.from_hardware("llama-3-70b", card)
+    # the same 8 B model decodes faster on the card that reads memory faster
+    rates = {
+        card: ReplicaModel.from_hardware("llama-3-8b", card).max_rate_rps(300)
+        for card in ("l4", "h100-pcie", "h100-sxm", "mi300x")
+    }
+    assert rates["l4"] < rates["h100-pcie"] < rates["h100-sxm"] < rates["mi300x"]

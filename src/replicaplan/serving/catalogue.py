@@ -237,6 +237,20 @@ GPUS = {
         "H200 SXM 141GB", 143_771 * 2**20, 4.8e12, 989e12, 450e9, 3.79, fp8_flops=1979e12
     ),
     "l40s": GPU("L40S 48GB", 46_068 * 2**20, 0.864e12, 362e12, 32e9, 0.99, fp8_flops=733e12),
+    # NVIDIA H100 datasheet, PCIe column: 80 GB HBM2e at 2,000 GB/s, BF16 1,513 and FP8 3,026
+    # TFLOPS with sparsity (dense: half), NVLink bridge 600 GB/s both ways; nvidia-smi reports
+    # 81,559 MiB as on the SXM card, and PyTorch 79.19 GiB (a public model card trained on one).
+    # NVIDIA L4 datasheet: 24 GB GDDR6 at 300 GB/s, BF16 242 and FP8 485 TFLOPS with sparsity,
+    # no NVLink (PCIe Gen4 x16, 32 GB/s one way); nvidia-smi reports 23,034 MiB (public logs).
+    # AMD Instinct MI300X datasheet: 192 GB HBM3 at 5.3 TB/s, dense BF16 1,307.4 and FP8
+    # 2,614.9 TFLOPS, seven Infinity Fabric links of 64 GB/s one way to the other GPUs of an
+    # 8-GPU board; torch.cuda.mem_get_info and rocm-smi report 205,822,885,888 bytes. No price:
+    # these three are searched and planned with the price a reader passes (--gpu-price)
+    "h100-pcie": GPU("H100 PCIe 80GB", 79.19 * GiB, 2.0e12, 756.5e12, 300e9, fp8_flops=1513e12),
+    "l4": GPU("L4 24GB", 23_034 * 2**20, 0.3e12, 121e12, 32e9, fp8_flops=242.5e12),
+    "mi300x": GPU(
+        "Instinct MI300X 192GB", 205_822_885_888, 5.3e12, 1307.4e12, 448e9, fp8_flops=2614.9e12
+    ),
     "example": GPU(
         "the running example's GPU",
         EXAMPLE.gpu_memory_bytes,
