@@ -224,7 +224,7 @@ def test_plan_on_a_rate_series_schedules_and_reports(capsys, tmp_path):
     assert got["recommended"]["short_budget"] == 0
     names = [p["policy"] for p in got["policies"]]
     assert len(names) == 4 and "schedule" in names[3]
-    assert len(got["schedule_utc"]) == 24 and max(got["schedule_utc"]) > got["min_replicas"]
+    assert len(got["schedule"]) == 24 and max(got["schedule"]) > got["min_replicas"]
     # the week's afternoon hump outruns a 15-minute start-up; the schedule starts replicas early
     chase, sched = got["policies"][1], got["policies"][3]
     assert sched["uncovered_minutes"] < chase["uncovered_minutes"]
@@ -454,7 +454,7 @@ def test_a_dated_log_of_several_days_puts_its_schedule_on_the_clock(capsys, tmp_
     )
     assert main(["plan", "--log", str(log), "--json"]) == 0
     got = json.loads(capsys.readouterr().out)
-    table = got["schedule_utc"]
+    table = got["schedule"]
     busy = min(table[14], table[15])
     assert busy > max(n for h, n in enumerate(table) if h not in (14, 15))
     per = got["operating_rate_rps"]
@@ -782,9 +782,26 @@ def test_start_places_a_rate_series_weekdays(capsys, tmp_path):
     tables = {}
     for extra in ([], ["--start", "2024-03-04T00:00Z"]):
         assert main(["plan", "--rates", str(series), "--json", *extra]) == 0
-        tables[bool(extra)] = json.loads(capsys.readouterr().out)["schedule_utc"]
+        tables[bool(extra)] = json.loads(capsys.readouterr().out)["schedule"]
     placed, epoch = tables[True], tables[False]
     assert placed["Mon"][13] > placed["Sat"][13] == placed["Sun"][13] == placed["Mon"][3]
     assert epoch["Thu"][13] > epoch["Tue"][13] == epoch["Wed"][13]
     assert main(["plan", "--log", str(SAMPLE_LOG), "--start", "2024-03-04T00:00Z"]) == 2
     assert "--start: a log carries its own timestamps" in capsys.readouterr().err
+
+
+def test_plan_learns_and_fires_the_schedule_in_the_zone_asked(tmp_path, capsys):
+    """--timezone Asia/Tokyo (UTC+9, no summer time): the week's busy hour moves nine hours on
+    the clock, the JSON says which clock, and every cron trigger of the KEDA object names it."""
+    base = ["plan", "--rates", str(WEEK), "--startup", "15", "--short-budget", "0", "--json"]
+    assert main(base) == 0
+    utc = json.loads(capsys.readouterr().out)
+    keda = tmp_path / "keda.yaml"
+    assert main([*base, "--timezone", "Asia/Tokyo", "--keda", str(keda)]) == 0
+    tokyo = json.loads(capsys.readouterr().out)
+    assert (utc["schedule_timezone"], tokyo["schedule_timezone"]) == ("Etc/UTC", "Asia/Tokyo")
+    busiest = int(np.argmax(utc["schedule"]))
+    assert int(np.argmax(tokyo["schedule"])) == (busiest + 9) % 24
+    triggers = yaml.safe_load(keda.read_text())["spec"]["triggers"]
+    zones = {t["metadata"]["timezone"] for t in triggers if t["type"] == "cron"}
+    assert zones == {"Asia/Tokyo"}

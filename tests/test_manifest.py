@@ -266,9 +266,21 @@ def test_cron_expressions_read_back():
     obj["spec"]["triggers"][1]["metadata"]["start"] = "*/5 9 * * *"
     with pytest.raises(ValueError, match="start must be a cron expression 'M H \\* \\* D'"):
         manifest.schedule_from_scaled_object(obj)
+    # a zone is read on the clock the caller places the run on; two zones cannot share one
+    obj["spec"]["triggers"][1]["metadata"]["start"] = "40 9 * * *"
     obj["spec"]["triggers"][1]["metadata"]["timezone"] = "Europe/Rome"
-    with pytest.raises(ValueError, match="only Etc/UTC"):
+    assert len(manifest.schedule_from_scaled_object(obj)) == 7
+    second = {**obj["spec"]["triggers"][1], "metadata": {**obj["spec"]["triggers"][1]["metadata"]}}
+    second["metadata"]["timezone"] = "Asia/Tokyo"
+    obj["spec"]["triggers"].append(second)
+    with pytest.raises(ValueError, match="several zones \\(Asia/Tokyo, Europe/Rome\\)"):
         manifest.schedule_from_scaled_object(obj)
+
+
+def test_a_scaled_object_refuses_a_zone_keda_cannot_load():
+    for bad in ("Mars/Olympus", "", " Europe/Rome", "UTC+1"):
+        with pytest.raises(ValueError, match="IANA time zone"):
+            manifest.keda_scaled_object("llm", 5.0, min_replicas=1, max_replicas=4, timezone=bad)
 
 
 def test_names_the_api_server_would_refuse():

@@ -102,6 +102,7 @@ BAD = {
     "--min-replicas": "-1",
     "--wake-query": "sum(rate(x[1m]",
     "--start": "2024-03-04T00:00",
+    "--timezone": "Europe/Atlantis",
     "--polling-interval": "0",
     "--cooldown-period": "-5",
 }

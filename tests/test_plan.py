@@ -3,6 +3,7 @@ its YAML, its bounds, its prices, its signals."""
 
 import math
 from dataclasses import replace
+from datetime import UTC
 from pathlib import Path
 
 import numpy as np
@@ -299,3 +300,32 @@ def test_on_the_code_trace_the_hpa_pays_within_a_quarter_of_the_chase(which):
     assert abs(p.hpa_run.paid_hours / chase.result.paid_hours - 1) <= 0.25
     served = p.hpa_run.served.sum()
     assert served == pytest.approx(p.hpa_run.rate.sum(), rel=0.01)
+
+
+def test_the_schedule_is_learned_on_the_zones_hours_and_its_cron_fires_there():
+    """A burst every day at 14:00-15:00 in Rome, which in January is UTC+1 (13:00 UTC): with
+    --timezone Europe/Rome the schedule's busy hour is 14 and the cron trigger names the zone,
+    starting one start-up before 14:00; read in UTC the same log peaks at 13. A log across
+    Rome's change to summer time (2024-03-31, 01:00 UTC) is flagged."""
+    from datetime import datetime
+
+    start = datetime(2024, 1, 8, tzinfo=UTC).timestamp()
+    rate = np.full(3 * 1440, 4.0)
+    for d in range(3):
+        rate[d * 1440 + 13 * 60 : d * 1440 + 14 * 60] = 60.0
+    kw = dict(start_s=start, startup_min=10, precision=None, n_requests=2000)
+    rome = plan.plan(rate, timezone="Europe/Rome", **kw)
+    utc = plan.plan(rate, **kw)
+    assert rome.timezone == "Europe/Rome" and not rome.offset_changes
+    assert int(np.argmax(rome.schedule)) == 14 and int(np.argmax(utc.schedule)) == 13
+    assert rome.start_s == start + 3600 and utc.start_s == start
+    obj = manifest.keda_scaled_object(
+        "llm", 5.0, min_replicas=1, max_replicas=20, schedule=rome.schedule, lead_min=10,
+        timezone="Europe/Rome",
+    )  # fmt: skip
+    cron = [t["metadata"] for t in obj["spec"]["triggers"] if t["type"] == "cron"]
+    assert [(c["timezone"], c["start"], c["end"]) for c in cron] == [
+        ("Europe/Rome", "50 13 * * *", "0 15 * * *")
+    ]
+    spring = datetime(2024, 3, 30, tzinfo=UTC).timestamp()
+    assert plan.plan(rate, timezone="Europe/Rome", **{**kw, "start_s": spring}).offset_changes

@@ -24,7 +24,7 @@ import yaml
 from replicaplan.autoscalers import names
 from replicaplan.autoscalers.controllers import HPAOn
 from replicaplan.autoscalers.hpa import HorizontalAutoscaler, Rules, ScalingPolicy
-from replicaplan.core import _check
+from replicaplan.core import _check, calendar
 from replicaplan.core.calendar import MINUTES_PER_WEEK, minute_of_week
 
 
@@ -315,6 +315,7 @@ def keda_scaled_object(
     )
     spec = hpa["spec"]
     check_prometheus(prometheus)
+    calendar.zone(timezone)  # an IANA name KEDA's cron scaler can load, or a ValueError
     if fallback_replicas is not None:
         fallback_replicas = _check.integer("fallback_replicas", fallback_replicas, minimum=1)
     lead_min = _check.integer("lead_min", lead_min, minimum=0)
@@ -433,16 +434,20 @@ def _cron_minutes(expr: str, field: str) -> list[int]:
 
 def schedule_from_scaled_object(obj) -> list[tuple[int, int, int]]:
     """The cron triggers of a ScaledObject as (start minute, end minute, replicas), minutes of
-    the week from Sunday 00:00 in the trigger's time zone (only Etc/UTC is read); a daily
+    the week from Sunday 00:00 in the triggers' time zone (all of them name one); a daily
     trigger gives one window a day. A window's end may come before its start: it wraps past
     the week's end."""
-    windows = []
+    windows, zones = [], set()
     for i, trigger in enumerate(obj["spec"]["triggers"]):
         if trigger.get("type") != "cron":
             continue
         meta = trigger["metadata"]
-        if meta.get("timezone", "Etc/UTC") not in ("Etc/UTC", "UTC"):
-            raise ValueError(f"triggers[{i}].metadata.timezone: only Etc/UTC is read")
+        zones.add(meta.get("timezone", "Etc/UTC"))
+        if len(zones) > 1:
+            raise ValueError(
+                f"triggers[{i}].metadata.timezone: the cron triggers name several zones "
+                f"({', '.join(sorted(zones))}); one clock is read"
+            )
         n = _whole(f"triggers[{i}].desiredReplicas", int(meta["desiredReplicas"]), 1)
         ends = _cron_minutes(meta["end"], f"triggers[{i}].metadata.end")
         for start in _cron_minutes(meta["start"], f"triggers[{i}].metadata.start"):
@@ -459,7 +464,8 @@ def controller_from_scaled_object(
     Prometheus trigger's threshold as the per-replica target of requests in flight, the bounds
     and behavior of the object, and its cron triggers as a floor that joins the metric's
     recommendation before the limits, as KEDA's cron metric does. ``start_s`` places the run's
-    second 0 on the clock (seconds since the epoch, UTC)."""
+    second 0 on the cron triggers' clock: seconds since the epoch on their zone's wall clock
+    (``calendar.wall_clock_s``; plain epoch seconds for Etc/UTC)."""
     if isinstance(obj, str):
         obj = yaml.safe_load(obj)
     try:

@@ -25,3 +25,42 @@ def weekday(seconds_since_epoch: float) -> int:
 def minute_of_week(seconds_since_epoch: float) -> int:
     """Minutes since the last Sunday 00:00 UTC of a time in seconds since the epoch."""
     return (int(seconds_since_epoch // 60) + EPOCH_WEEKDAY * MINUTES_PER_DAY) % MINUTES_PER_WEEK
+
+
+UTC = "Etc/UTC"
+"""The zone a rate series' epoch seconds are in, and the cron triggers' default."""
+
+
+def zone(name: str):
+    """The IANA time zone ``name`` (``Europe/Rome``, ``America/New_York``, ``Etc/UTC``), or a
+    ValueError that names it: the zone a schedule is learned and its cron triggers fire in."""
+    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+    if not isinstance(name, str) or not name.strip() or name != name.strip():
+        raise ValueError(f"timezone must be an IANA time zone such as Europe/Rome, got {name!r}")
+    try:
+        return ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError):
+        raise ValueError(
+            f"timezone must be an IANA time zone such as Europe/Rome or Etc/UTC, got {name!r}"
+        ) from None
+
+
+def wall_clock_s(seconds_since_epoch: float, timezone: str = UTC) -> float:
+    """The same instant on ``timezone``'s wall clock, in seconds counted as if that clock were
+    UTC: epoch seconds plus the zone's offset at that instant (summer time included). Minute 0
+    of a series placed this way falls on the zone's own hours and weekdays.
+
+    >>> wall_clock_s(0.0, "Etc/UTC"), wall_clock_s(0.0, "Asia/Tokyo")
+    (0.0, 32400.0)
+    """
+    from datetime import datetime
+
+    offset = datetime.fromtimestamp(seconds_since_epoch, zone(timezone)).utcoffset()
+    return float(seconds_since_epoch + offset.total_seconds())
+
+
+def offset_changes(start_s: float, end_s: float, timezone: str = UTC) -> bool:
+    """True when ``timezone``'s offset from UTC differs at ``start_s`` and ``end_s`` (a summer
+    time change inside the span): hours learned on one offset then land an hour off after it."""
+    return wall_clock_s(start_s, timezone) - start_s != wall_clock_s(end_s, timezone) - end_s

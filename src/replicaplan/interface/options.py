@@ -245,3 +245,16 @@ def instant(text: str) -> float:
     if not 0 <= seconds <= 4_102_444_800:  # 2100-01-01T00:00Z
         raise argparse.ArgumentTypeError(f"must lie from 1970 to 2100, got {text!r}")
     return seconds
+
+
+def time_zone(text: str) -> str:
+    """An IANA time zone name (``Europe/Rome``, ``America/New_York``, ``Etc/UTC``)."""
+    from replicaplan.core.calendar import zone
+
+    try:
+        zone(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"must be an IANA time zone such as Europe/Rome or Etc/UTC, got {text!r}"
+        ) from None
+    return text

@@ -66,7 +66,8 @@ def summary(p: Plan, **context) -> dict:
             "cost_per_million_input_tokens": p.phase_prices[0],
             "cost_per_million_output_tokens_by_phase": p.phase_prices[1],
         },
-        "schedule_utc": _schedule_json(p.schedule),
+        "schedule": _schedule_json(p.schedule),
+        "schedule_timezone": p.timezone,
         "hpa_replay": {**run.summary(), "cost_per_million_output_tokens": p.hpa_cost_per_million},
         "keda_replay": None
         if p.keda_run is None
@@ -121,26 +122,36 @@ def _schedule_json(table: list[int] | None):
     return {name: table[24 * w : 24 * w + 24] for w, name in enumerate(WEEKDAY_NAMES)}
 
 
-def _hour_runs(day: list[int]) -> list[str]:
+def _hour_runs(day: list[int], zone: str = "UTC") -> list[str]:
     runs = []  # (first hour, last hour, replicas), equal neighbours merged
     for h, n in enumerate(day):
         if runs and runs[-1][2] == n:
             runs[-1] = (runs[-1][0], h, n)
         else:
             runs.append((h, h, n))
-    return [f"{clock(60 * a)}–{clock(60 * b + 59)} UTC: at least {n}" for a, b, n in runs if n > 0]
+    return [
+        f"{clock(60 * a)}–{clock(60 * b + 59)} {zone}: at least {n}" for a, b, n in runs if n > 0
+    ]
 
 
 def _schedule_lines(p: Plan) -> list[str]:
     if p.schedule is None:
         return ["no schedule: the log covers fewer than two calendar days"]
+    zone = "UTC" if p.timezone in ("Etc/UTC", "UTC") else p.timezone
+    note = (
+        [f"the log spans a summer-time change of {zone}: hours after it were learned an hour off"]
+        if p.offset_changes
+        else []
+    )
     if len(p.schedule) == 24:
-        return _hour_runs(p.schedule)
+        return note + _hour_runs(p.schedule, zone)
     days: dict = {}  # a day's table → the weekdays that share it, Monday first
     for w in (1, 2, 3, 4, 5, 6, 0):
         days.setdefault(tuple(p.schedule[24 * w : 24 * w + 24]), []).append(WEEKDAY_NAMES[w])
-    return [
-        f"{', '.join(names)} {line}" for table, names in days.items() for line in _hour_runs(table)
+    return note + [
+        f"{', '.join(names)} {line}"
+        for table, names in days.items()
+        for line in _hour_runs(table, zone)
     ]
 
 
@@ -384,7 +395,7 @@ def fill_report(p: Plan, folder: Path, *, fmt: str = "md", log: str = "") -> Non
 
     if fmt not in ("md", "html"):
         raise ValueError(f"fmt must be 'md' or 'html', got {fmt!r}")
-    fig = plot_plan(p.rows, p.hpa_run, start_s=p.start_s)
+    fig = plot_plan(p.rows, p.hpa_run, start_s=p.start_s, zone=p.timezone)
     fig.savefig(folder / "fleet.png", dpi=120)
     plt.close(fig)
     sens = report_sensitivity(p)

@@ -599,30 +599,32 @@ def plot_forecast_study(study):
     return fig
 
 
-def _plan_ticks(ax, hours, start_s: float) -> None:
+def _plan_ticks(ax, hours, start_s: float, zone: str = "UTC") -> None:
+    zone = "UTC" if zone in ("Etc/UTC", "UTC") else zone
     offset_h = (start_s % 86400) / 3600
     span = max(float(hours[-1]), 1.0)
     if span > 48:  # days: a tick at each midnight (UTC), named by its day
         ticks = np.arange((24 - offset_h) % 24, span + 1e-9, 24)
         labels = [f"day {int((t + offset_h) // 24) + 1}" for t in ticks]
-        ax.set_xlabel("day of the log (ticks at 00:00 UTC)")
+        ax.set_xlabel(f"day of the log (ticks at 00:00 {zone})")
     else:
         step = 1 if span <= 12 else 6
         ticks = np.arange(0, span + 1e-9, step)
         labels = [clock(int(round((t + offset_h) * 60)) % 1440) for t in ticks]
-        ax.set_xlabel("clock (UTC)" if start_s else "time from the first request (HH:MM)")
+        ax.set_xlabel(f"clock ({zone})" if start_s else "time from the first request (HH:MM)")
     ax.set_xticks(ticks)
     ax.set_xticklabels(labels)
 
 
 @styled
-def plot_plan(rows, hpa_run=None, *, start_s: float = 0.0):
+def plot_plan(rows, hpa_run=None, *, start_s: float = 0.0, zone: str = "UTC"):
     """A plan's policies over the log's traffic, one small panel each: the arrivals (grey) and
     that policy's ready capacity (req/s, per minute), with the HPA's replay averaged per minute
     in a panel of its own when given. Minutes short of capacity are marked in red.
 
     ``rows`` are ``plan.ReplayRow``; the x axis is hours from the log's first minute, labelled
-    with the clock (UTC) when ``start_s`` places the log on it.
+    with the clock (in ``zone``, the wall clock ``start_s`` is on) when ``start_s`` places the
+    log on it.
     """
     first = rows[0].result
     hours = np.arange(first.rate.size) / 60
@@ -644,7 +646,7 @@ def plot_plan(rows, hpa_run=None, *, start_s: float = 0.0):
         ax.set_ylabel("req/s")
     top = 1.05 * max(float(np.max(first.rate)), *(float(np.max(c)) for _, c in series))
     axes[0].set_ylim(0, top)
-    _plan_ticks(axes[-1], hours, start_s)
+    _plan_ticks(axes[-1], hours, start_s, zone)
     handles, labels = [], []
     for ax in axes:
         for h, lab in zip(*ax.get_legend_handles_labels(), strict=True):

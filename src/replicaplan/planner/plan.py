@@ -25,7 +25,7 @@ from replicaplan.autoscalers.manifest import (
     hpa_manifest,
     keda_scaled_object,
 )
-from replicaplan.core import _check
+from replicaplan.core import _check, calendar
 from replicaplan.core.example import EXAMPLE
 from replicaplan.economics.cost import price_run
 from replicaplan.planner.behavior import behavior, scale_down_window_min
@@ -111,6 +111,12 @@ class Plan:
     point: OperatingPoint
     rate: np.ndarray
     start_s: float
+    """Minute 0 of ``rate`` on ``timezone``'s wall clock (epoch seconds plus its offset)."""
+    timezone: str
+    """The IANA zone of the schedule's hours and of the cron triggers."""
+    offset_changes: bool
+    """True when the log spans a summer-time change of ``timezone``: hours after it were
+    learned an hour off."""
     startup_min: int
     price_per_replica_hour: float
     """Price of a replica-hour: its GPUs × the price of a GPU-hour."""
@@ -123,8 +129,8 @@ class Plan:
     short_budget: float
     """The share of requests the recommendation was allowed to leave beyond capacity."""
     schedule: list[int] | None
-    """Minimum replicas per clock hour (UTC), learned from two days or more (24 values; 168,
-    24 per weekday from Sunday, from two weeks on); else None."""
+    """Minimum replicas per clock hour of ``timezone``, learned from two days or more (24
+    values; 168, 24 per weekday from Sunday, from two weeks on); else None."""
     min_replicas: int
     max_replicas: int
     hpa: dict
@@ -211,6 +217,7 @@ def plan(
     namespace: str = "default",
     served_model: str | None = None,
     start_s: float | None = None,
+    timezone: str = calendar.UTC,
     n_requests: int = 4000,
     seed: int = 0,
     sensitivity: bool = False,
@@ -233,6 +240,10 @@ def plan(
     ``wake_query``: the PromQL of the requests arriving a second in front of the engine, which
     wakes the fleet (``manifest.keda_scaled_object``'s ``wake``); the HPA and its replay keep a
     floor of 1, an upper bound on what the idle hours cost. ``keda_polling_s`` and
+    ``timezone`` (an IANA zone) is the clock the schedule is learned on and its cron triggers
+    fire in: each minute of the log is placed on that zone's wall clock by its offset at the
+    log's first minute (KEDA then follows summer time itself; ``Plan.offset_changes`` says
+    when the log spans a change). The plan's ``start_s`` is that wall clock.
     ``keda_cooldown_s`` go to the ScaledObject's ``pollingInterval`` and ``cooldownPeriod``
     (KEDA's defaults, 30 s and 300 s, when None).
     """
@@ -245,6 +256,8 @@ def plan(
         rate = _check.rates("traffic", traffic)
         lengths = lengths or AZURE_CONVERSATION
         start_s = start_s or 0.0
+    utc_start_s = float(start_s)
+    start_s = calendar.wall_clock_s(utc_start_s, timezone)
     if not rate.any():
         raise ValueError("traffic holds no requests")
     startup_min = _check.integer("startup_min", startup_min, minimum=0)
@@ -331,6 +344,7 @@ def plan(
         prometheus=prometheus,
         schedule=scheduled,
         lead_min=startup_min,
+        timezone=timezone,
         # without a metric, the fleet the busiest minute needs (the always-on policy's)
         fallback_replicas=replicas_needed(float(rate.max()), mu_star, target),
         polling_interval_s=keda_polling_s,
@@ -367,6 +381,8 @@ def plan(
         point=point,
         rate=rate,
         start_s=float(start_s),
+        timezone=timezone,
+        offset_changes=calendar.offset_changes(utc_start_s, utc_start_s + 60 * rate.size, timezone),
         startup_min=startup_min,
         price_per_replica_hour=price_per_replica_hour,
         price_per_gpu_hour=price_per_gpu_hour,

@@ -1,6 +1,6 @@
 """A schedule learned from a log's history: the busiest minute of each clock hour over the
 earlier days (``traffic.forecast.learned_forecast``'s peaks), turned into minimum replicas per
-hour (UTC) and written as KEDA cron triggers.
+clock hour and written as KEDA cron triggers.
 
 Two choices make it hold out of sample (``chapters/plan_your_fleet.md`` measures both):
 
@@ -11,8 +11,9 @@ Two choices make it hold out of sample (``chapters/plan_your_fleet.md`` measures
   the same weekday of the earlier weeks, so a Monday is not planned from a Sunday. With fewer
   days every day learns from all the earlier ones.
 
-Days are calendar days in UTC; weekdays are cron's (0 = Sunday), since the schedule is written
-as KEDA cron triggers.
+Days are calendar days of the clock ``start_s`` is on: UTC, or a zone's wall clock when the plan is
+given one (``calendar.wall_clock_s``; the cron triggers then name that zone); weekdays are
+cron's (0 = Sunday), since the schedule is written as KEDA cron triggers.
 
 Layer: planner.
 """
@@ -34,8 +35,9 @@ replay on)."""
 def schedule(rate, mu_star_rps: float, target: float, start_s: float = 0.0) -> list[int]:
     """The minimum replicas to apply from tomorrow on, learned from the whole log:
     ⌈peak/(ρ*μ*)⌉ of the median of the hour's busiest minutes (0 for an hour the log never
-    reaches). 24 values, one per clock hour (UTC); for a log of ``WEEKDAY_MIN_DAYS`` or more,
-    168 values, 24 per weekday from Sunday (cron's order), each from its own weekdays."""
+    reaches). 24 values, one per clock hour of ``start_s``'s clock; for a log of
+    ``WEEKDAY_MIN_DAYS`` or more, 168 values, 24 per weekday from Sunday (cron's order), each
+    from its own weekdays."""
     rate = _check.rates("rate", rate)
     peaks = hour_peaks(rate, start_s)
     if peaks.shape[0] >= WEEKDAY_MIN_DAYS:

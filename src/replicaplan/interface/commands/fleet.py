@@ -61,6 +61,14 @@ def add_traffic(parser: argparse.ArgumentParser) -> None:
         "2024-03-04T00:00Z (default: 1970-01-01T00:00Z, a Thursday); it places the schedule's "
         "weekdays and hours",
     )
+    parser.add_argument(
+        "--timezone",
+        type=opt.time_zone,
+        default="Etc/UTC",
+        metavar="ZONE",
+        help="IANA time zone the schedule is learned in and the KEDA cron triggers fire in, such "
+        "as Europe/Rome (default: %(default)s); summer time follows the zone's rules",
+    )
 
 
 def add_replica(parser: argparse.ArgumentParser, *, required: bool = False) -> None:
@@ -514,6 +522,7 @@ def plan_of(args: argparse.Namespace, log, lengths, model, price_per_gpu_hour):
             namespace=args.namespace,
             served_model=args.served_model,
             start_s=args.start,
+            timezone=args.timezone,
             sensitivity=bool(args.report),
             precision=args.precision,
             signal=args.signal,
