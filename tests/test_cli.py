@@ -805,3 +805,26 @@ def test_plan_learns_and_fires_the_schedule_in_the_zone_asked(tmp_path, capsys):
     triggers = yaml.safe_load(keda.read_text())["spec"]["triggers"]
     zones = {t["metadata"]["timezone"] for t in triggers if t["type"] == "cron"}
     assert zones == {"Asia/Tokyo"}
+
+
+def test_a_one_minute_spike_is_named_and_clipped_on_request(tmp_path, capsys):
+    """One client sends 3,000 requests inside one minute of the vendored hour (about 54 a minute
+    otherwise): the plan names the minute and sizes its bound for it; --clip-outliers lowers it
+    to its neighbours' level, and the bound is the unspiked log's again."""
+    lines = SAMPLE_LOG.read_text().splitlines()
+    spike = [f"2023-11-16 18:45:{s // 100:02d}.{s % 100:02d}00000,500,50" for s in range(3000)]
+    rows = sorted(lines[1:] + spike)
+    spiked = tmp_path / "spiked.csv"
+    spiked.write_text("\n".join([lines[0], *rows]) + "\n")
+    assert main(["plan", "--log", str(SAMPLE_LOG), "--json"]) == 0
+    clean = json.loads(capsys.readouterr().out)
+    assert main(["plan", "--log", str(spiked), "--json"]) == 0
+    captured = capsys.readouterr()
+    raw = json.loads(captured.out)
+    assert "out of all proportion" in captured.err and "--clip-outliers" in captured.err
+    assert raw["max_replicas"] > clean["max_replicas"]
+    assert main(["plan", "--log", str(spiked), "--clip-outliers", "--json"]) == 0
+    captured = capsys.readouterr()
+    clipped = json.loads(captured.out)
+    assert "lowered to their neighbours' level" in captured.err
+    assert clipped["max_replicas"] == clean["max_replicas"]

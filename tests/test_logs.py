@@ -6,6 +6,8 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from test_loadgen import SAMPLE
 
 from replicaplan.traffic import loadgen as lg
@@ -333,3 +335,31 @@ def test_epoch_milliseconds_are_named_not_read_as_seconds(tmp_path, first, unit)
     # seconds since the epoch are seconds
     path.write_text(HEAD + "1700000000.5,10,20\n1700000060,10,20\n")
     assert logs.read_trace(path).arrival[-1] == pytest.approx(59.5)
+
+
+def test_spikes_are_single_minutes_out_of_all_proportion():
+    from replicaplan.traffic.logs import clip_spikes, spike_minutes
+
+    flat = np.full(120, 3.0)
+    assert spike_minutes(flat).size == 0
+    assert spike_minutes(np.linspace(1, 500, 120)).size == 0  # a steep climb is traffic
+    burst = flat.copy()
+    burst[40:50] = 300.0  # ten minutes at 100×: a burst the fleet must serve, not a spike
+    assert spike_minutes(burst).size == 0
+    spiky = flat.copy()
+    spiky[[0, 57, 119]] = [100.0, 999_999.0, 40.0]  # both ends compare with one neighbour
+    assert list(spike_minutes(spiky)) == [0, 57, 119]
+    clipped = clip_spikes(spiky)
+    assert list(clipped[[0, 57, 119]]) == [3.0, 3.0, 3.0] and spike_minutes(clipped).size == 0
+    assert spiky[57] == 999_999.0  # the input is left as it was
+
+
+@given(st.lists(st.floats(0, 1e6, allow_nan=False), min_size=3, max_size=200))
+def test_clipping_only_lowers_and_leaves_no_spike(values):
+    from replicaplan.traffic.logs import clip_spikes, spike_minutes
+
+    rate = np.array(values)
+    clipped = clip_spikes(rate)
+    assert np.all(clipped <= rate) and np.all(clipped >= 0)
+    changed = np.flatnonzero(clipped != rate)
+    assert set(changed) <= set(spike_minutes(rate))

@@ -20,6 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
+from replicaplan.core import _check
 from replicaplan.traffic.loadgen import MAX_TOKENS, LengthMix
 
 TRACE_COLUMNS = ("TIMESTAMP", "ContextTokens", "GeneratedTokens")
@@ -601,3 +602,32 @@ def read_rate_series(path) -> np.ndarray:
     if not rates:
         raise ValueError(f"{path}: no minutes")
     return np.array(rates)
+
+
+SPIKE_FACTOR = 10.0
+"""A minute is a spike when its rate is more than this many times both its neighbours' and the
+log's median minute: one minute out of all proportion to the minutes around it, a burst of one
+client or a broken clock rather than traffic a fleet should be sized for. A real burst lasts
+longer than a minute, and a rise that climbs over several minutes is never one."""
+
+
+def spike_minutes(rate, factor: float = SPIKE_FACTOR) -> np.ndarray:
+    """Indices of the minutes of ``rate`` (req/s per minute) above ``factor`` times the larger of
+    their neighbours and above ``factor`` times the median minute (``SPIKE_FACTOR``)."""
+    rate = _check.rates("rate", rate)
+    factor = _check.positive("factor", factor)
+    if rate.size < 3:
+        return np.array([], dtype=int)
+    padded = np.r_[rate[1], rate, rate[-2]]  # an end minute is compared with its one neighbour
+    neighbours = np.maximum(padded[:-2], padded[2:])
+    floor = factor * float(np.median(rate))
+    return np.flatnonzero((rate > factor * neighbours) & (rate > floor))
+
+
+def clip_spikes(rate, factor: float = SPIKE_FACTOR) -> np.ndarray:
+    """``rate`` with each of its ``spike_minutes`` lowered to the larger of its neighbours."""
+    rate = _check.rates("rate", rate).astype(float)
+    spikes = spike_minutes(rate, factor)
+    padded = np.r_[rate[1], rate, rate[-2]]
+    rate[spikes] = np.maximum(padded[spikes], padded[spikes + 2])
+    return rate

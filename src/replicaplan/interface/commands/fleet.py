@@ -62,6 +62,13 @@ def add_traffic(parser: argparse.ArgumentParser) -> None:
         "weekdays and hours",
     )
     parser.add_argument(
+        "--clip-outliers",
+        action="store_true",
+        help="lower each minute more than ten times its neighbours' and the median minute's "
+        "rate (a one-minute spike) to its neighbours' level before planning; without it such "
+        "minutes are named on standard error and sized for",
+    )
+    parser.add_argument(
         "--timezone",
         type=opt.time_zone,
         default="Etc/UTC",
@@ -494,13 +501,44 @@ def traffic(args: argparse.Namespace):
 
 
 # ------------------------------------------------------------------ the plan and its outputs
+def spiked(args: argparse.Namespace, log, lengths):
+    """The traffic and length mix to plan: as read, or, with ``--clip-outliers``, with every
+    spike minute (``logs.spike_minutes``) lowered to its neighbours' level. Spikes left in are
+    named on standard error, since the fleet's bound is sized for them."""
+    from replicaplan.core.calendar import MINUTES_PER_DAY
+    from replicaplan.traffic.logs import TraceFile, clip_spikes, spike_minutes
+
+    rate = log.rate_per_minute() if isinstance(log, TraceFile) else log
+    spikes = spike_minutes(rate)
+    if spikes.size == 0:
+        return log, lengths, None
+    first = int(spikes[0])
+    where = f"minute {first} ({first // 60 % 24:02d}:{first % 60:02d} after the log's start)"
+    if first >= MINUTES_PER_DAY:
+        where = f"minute {first} (day {first // MINUTES_PER_DAY + 1})"
+    if not args.clip_outliers:
+        print(
+            f"note: {spikes.size} minute(s) out of all proportion to their neighbours, the first "
+            f"{where} at {rate[first]:,.1f} req/s: the plan sizes the fleet's bound for them; "
+            "--clip-outliers lowers each to its neighbours' level",
+            file=sys.stderr,
+        )
+        return log, lengths, None
+    print(f"note: {spikes.size} spike minute(s) lowered to their neighbours' level, the first "
+          f"{where}", file=sys.stderr)  # fmt: skip
+    start = log.start if isinstance(log, TraceFile) else None
+    return clip_spikes(rate), (lengths or log if isinstance(log, TraceFile) else lengths), start
+
+
 def plan_of(args: argparse.Namespace, log, lengths, model, price_per_gpu_hour):
     """``plan.plan`` with the command's options: the one call both commands make."""
     from replicaplan.planner.plan import plan
 
+    traffic, lengths, clipped_start = spiked(args, log, lengths)
+    start_s = args.start if clipped_start is None else clipped_start
     try:
         return plan(
-            log,
+            traffic,
             model,
             lengths=lengths,
             target_utilization=args.target,
@@ -521,7 +559,7 @@ def plan_of(args: argparse.Namespace, log, lengths, model, price_per_gpu_hour):
             engine=args.engine,
             namespace=args.namespace,
             served_model=args.served_model,
-            start_s=args.start,
+            start_s=start_s,
             timezone=args.timezone,
             sensitivity=bool(args.report),
             precision=args.precision,
