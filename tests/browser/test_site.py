@@ -148,6 +148,15 @@ def test_page(browser, server, page):
             {"width": width, "height": 900, "deviceScaleFactor": 1, "mobile": width < 600},
         )
         try:
+            # the relayout starts the sidebars' slide between the two layouts: a screenshot
+            # taken before it ends shows a drawer half way across the text
+            from selenium.webdriver.support.ui import WebDriverWait
+
+            WebDriverWait(browser, 5).until(
+                lambda b: b.execute_script(
+                    "return document.getAnimations().every(a => a.playState !== 'running');"
+                )
+            )
             inner, scroll = browser.execute_script(
                 "const e = document.documentElement; return [e.clientWidth, e.scrollWidth];"
             )
