@@ -828,3 +828,12 @@ def test_a_one_minute_spike_is_named_and_clipped_on_request(tmp_path, capsys):
     clipped = json.loads(captured.out)
     assert "lowered to their neighbours' level" in captured.err
     assert clipped["max_replicas"] == clean["max_replicas"]
+
+
+def test_promises_no_load_meets_are_named_by_their_flags(capsys):
+    """A TPOT promise of 1 ms no replica can keep: exit 2, one line naming --tpot-slo, not the
+    library's parameter names."""
+    assert main(["plan", "--log", str(SAMPLE_LOG), "--tpot-slo", "0.001"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and "--tpot-slo 0.001" in err and "--ttft-slo 1.0" in err
+    assert "tpot_slo_s" not in err

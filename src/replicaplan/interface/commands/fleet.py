@@ -565,9 +565,18 @@ def plan_of(args: argparse.Namespace, log, lengths, model, price_per_gpu_hour):
             precision=args.precision,
             signal=args.signal,
         )
-    except ValueError as err:  # the one bound that depends on the log: named by its flag
+    except ValueError as err:  # what depends on the log, named by the flags that set it
         if str(err).startswith("max_replicas"):
             raise ValueError(str(err).replace("max_replicas", "--max-replicas", 1)) from None
+        if str(err).startswith("the promises ("):
+            named = str(err)
+            for name, flag in (
+                ("ttft_slo_s=", "--ttft-slo "),
+                ("tpot_slo_s=", "--tpot-slo "),
+                ("quota=", "--quota "),
+            ):
+                named = named.replace(name, flag, 1)
+            raise ValueError(named) from None
         raise
 
 
