@@ -352,7 +352,7 @@ def zero_rates(tmp_path):
         (short_log, "3 minute.*shorter than the scale-down window \\(8 min"),
         (zero_rates, "no requests"),
         (["--model", "llama-3-70b", "--gpu", "a100-80gb"], "do not fit"),
-        (["--tpot-slo", "0.001"], "tpot_slo_s=0.001.*no load meets them"),
+        (["--tpot-slo", "0.001"], "--tpot-slo 0.001.*no load meets them"),
         (["--model", "llama-3-8b", "--gpu", "a100"], "--gpu: unknown name 'a100'"),
         (["--model", "llama-3-8b", "--gpu", "memory_bytes=80e9,bandwidth=x"], "bandwidth must be"),
         (["--model", "llama-3-8b", "--gpu", "memory_bytes=-1"], "memory_bytes must be a finite"),
