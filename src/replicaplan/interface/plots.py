@@ -313,15 +313,20 @@ def plot_conformance(
     mu_stars: dict | None = None,
     xlabel: str = "arrival rate λ (req/s)",
     title: str | None = None,
+    xlim: tuple[float, float] | None = None,
 ):
     """Conformance against arrival rate for several runs.
 
     ``curves`` maps a label to (rates, conformance) or (rates, conformance, stderr); error bars
     are drawn at ±2 standard errors. ``exact`` is an optional (rates, values, label) closed form;
     ``mu_stars`` maps a label to a rate marked with a vertical line; ``quota`` draws the quota.
+    ``xlim`` narrows the rates shown to where the curves change (a flat run at 1 says nothing).
     The legend sits under the axes, where no data can be.
     """
     fig, ax = plt.subplots(figsize=(WIDTH_IN, 5.6))
+    if xlim is not None:
+        ax.set_xlim(*xlim)
+        ax.set_autoscalex_on(False)
     if exact is not None:
         xs, ys, label = exact
         ax.plot(xs, ys, color="black", label=label)
@@ -424,7 +429,11 @@ def plot_fleet(
     top.set_title("(a) replicas paid", loc="left")
     top.set_yscale("log")
     _plain_log(top, "y")
+    # the axis ends at the decade above the highest fleet, so its top carries a label
+    highest = max(float(np.max(run.paid[start_s:stop_s])) for run in runs.values())
+    top.set_ylim(top=10 ** np.ceil(np.log10(max(highest, 1.0) * 1.05)))
     top.grid(alpha=0.3, which="both")
+    bottom.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:,.0f}"))
     bottom.set_ylabel("requests waiting")
     bottom.set_title("(b) requests waiting for a batch slot", loc="left")
     bottom.set_xlabel("time of day (HH:MM)")
