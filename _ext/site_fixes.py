@@ -184,6 +184,7 @@ def _finish(app, exception):
             cleaned = search.sub("", cleaned)
         # the front page's title is the book's own: "X — X" in the tab and the bookmarks
         cleaned = re.sub(r"<title>(.+?) &#8212; \1</title>", r"<title>\1</title>", cleaned)
+        cleaned = _solution_titles(cleaned)
         if cleaned != html:
             page.write_text(cleaned, encoding="utf-8")
     for junk in ("fontawesome.js", "fontawesome.js.map", "fontawesome.js.LICENSE.txt"):
@@ -191,6 +192,24 @@ def _finish(app, exception):
     for source_map in (out / "_static").rglob("*.map"):
         source_map.unlink()
     _serve_phone_figures(out, Path(app.srcdir))
+
+
+_SOLUTION_LINK = re.compile(
+    r'(<p class="admonition-title">Solution to)<a class="reference internal" href="#[^"]*">'
+    r"\s*(.*?)</a>"
+)
+
+
+def _solution_titles(html: str) -> str:
+    """sphinx-exercise's solution bar: its title links back to the exercise, so a reader who taps
+    the most visible thing in the bar is sent up the page instead of opening the solution; the
+    link becomes plain words, and the bar opens the solution wherever it is tapped. Its content
+    blocks all carry the id "solution-content" (or "exercise-content"): each gets its own."""
+    html = _SOLUTION_LINK.sub(r"\1 \2", html)
+    for kind in ("solution-content", "exercise-content"):
+        count = iter(range(1, 10_000))
+        html = re.sub(f'id="{kind}"', lambda _m, k=kind: f'id="{k}-{next(count)}"', html)
+    return html
 
 
 def _phone_images(srcdir: Path) -> dict[str, tuple[bytes, int, int]]:

@@ -621,3 +621,33 @@ def test_a_shared_link_has_a_description(browser, server, page):
     assert description and 60 < len(description) <= 201 and og == description, meta
     assert title and "<" not in title, meta
     assert not RAW_TEX.search(description), description
+
+
+def test_a_solution_opens_where_its_bar_is_tapped(browser, server):
+    """A reader taps the most visible thing in a folded solution's bar, its title: the solution
+    opens and the page stays where it was (the title once linked back up to the exercise), and
+    no two solutions or exercises share an id."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    _open(browser, server + "chapters/opening.html")
+    browser.execute_cdp_cmd(
+        "Emulation.setDeviceMetricsOverride",
+        {"width": 390, "height": 900, "deviceScaleFactor": 1, "mobile": True},
+    )
+    solution = browser.find_elements(By.CSS_SELECTOR, ".solution")[0]
+    title = solution.find_element(By.CSS_SELECTOR, ".admonition-title")
+    assert not title.find_elements(By.TAG_NAME, "a"), "the solution's title is a link"
+    assert title.text.startswith("Solution to Exercise")  # one space, no link
+    browser.execute_script("arguments[0].scrollIntoView({block: 'center'})", title)
+    before = browser.execute_script("return window.scrollY")
+    hidden = [p for p in solution.find_elements(By.CSS_SELECTOR, "p") if p != title]
+    assert hidden and not hidden[0].is_displayed()
+    title.click()
+    WebDriverWait(browser, 5).until(lambda b: hidden[0].is_displayed())
+    assert abs(browser.execute_script("return window.scrollY") - before) < 100
+    ids = browser.execute_script(
+        "return Array.from(document.querySelectorAll('[id$=\"-content\"], [id*=\"-content-\"]'))"
+        ".map(e => e.id);"
+    )
+    assert len(ids) == len(set(ids)) and ids, ids
