@@ -185,6 +185,7 @@ def _finish(app, exception):
         # the front page's title is the book's own: "X — X" in the tab and the bookmarks
         cleaned = re.sub(r"<title>(.+?) &#8212; \1</title>", r"<title>\1</title>", cleaned)
         cleaned = _solution_titles(cleaned)
+        cleaned = _accessible_names(cleaned)
         if cleaned != html:
             page.write_text(cleaned, encoding="utf-8")
     for junk in ("fontawesome.js", "fontawesome.js.map", "fontawesome.js.LICENSE.txt"):
@@ -210,6 +211,16 @@ def _solution_titles(html: str) -> str:
         count = iter(range(1, 10_000))
         html = re.sub(f'id="{kind}"', lambda _m, k=kind: f'id="{k}-{next(count)}"', html)
     return html
+
+
+def _accessible_names(html: str) -> str:
+    """Two accessibility defects the extensions write (axe): the bibliography's entries carry
+    the deprecated role doc-biblioentry inside a role="list", which needs listitems; and the
+    code toggles' ``aria-label="Toggle hidden content"`` replaces the words a reader sees ("Show
+    code cell source"), so a voice-control user cannot name them: the label goes, the visible
+    words name the control."""
+    html = html.replace('role="doc-biblioentry"', 'role="listitem"')
+    return html.replace('<summary aria-label="Toggle hidden content">', "<summary>")
 
 
 def _phone_images(srcdir: Path) -> dict[str, tuple[bytes, int, int]]:
