@@ -515,7 +515,9 @@ def plot_cost_curve(utilization, per_million, marks: dict, *, currency: str = "�
 def plot_spot_map(discounts, lost, factor, cases: dict):
     """The spot cost factor (1 − d)/(1 − ω) over discount and lost work, break-even line d = ω."""
     fig, ax = plt.subplots(figsize=(WIDTH_IN, 6.0))
-    levels = [0.2, 0.4, 0.6, 0.8, 1.0, 1.25, 1.5, 2.0]
+    # no 1.00 contour: it is the break-even diagonal, drawn and named below, and its label
+    # would sit struck through by that line
+    levels = [0.2, 0.4, 0.6, 0.8, 1.25, 1.5, 2.0]
     cs = ax.contour(discounts, lost, factor, levels=levels, colors="grey", linewidths=0.8)
     ax.clabel(cs, fmt="%.2f", fontsize=MIN_FONT_PT)
     ax.contourf(discounts, lost, factor < 1, levels=[0.5, 1.5], colors=["#d8ecd8"])
