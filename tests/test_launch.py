@@ -40,7 +40,8 @@ def test_a_chapter_runs_from_its_folder_in_a_fresh_environment(tmp_path):
         "nb = nbformat.read('opening.ipynb', as_version=4)\n"
         "nb.cells.append(nbformat.v4.new_code_cell("
         "'import sys, replicaplan; print(sys.executable); print(replicaplan.__file__)'))\n"
-        "nbclient.NotebookClient(nb, timeout=600, resources={'metadata': {'path': '.'}}).execute()\n"
+        "client = nbclient.NotebookClient(nb, timeout=600, resources={'metadata': {'path': '.'}})\n"
+        "client.execute()\n"
         "print(nb.cells[-1].outputs[0].text)\n"
     )
     done = subprocess.run(
