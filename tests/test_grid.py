@@ -11,7 +11,9 @@ from replicaplan.serving.catalogue import GPUS
 def test_the_default_grid_is_over_a_hundred_candidates_with_the_new_datasheets():
     candidates = grid()
     assert len(SEARCH_GPUS) == 4
-    assert len(candidates) == 4 * 3 * 3 * 2 * 2 >= 100 and len(set(candidates)) == len(candidates)
+    # GPUs × tensor-parallel sizes 1, 2, 4, 8 (one node's NVLink) × batches × budgets × chunking
+    assert len(candidates) == 4 * 4 * 3 * 2 * 2 >= 100 and len(set(candidates)) == len(candidates)
+    assert max(c.gpus for c in candidates) == 8
     # the H200 and L40S as their datasheets and nvidia-smi give them
     assert GPUS["h200-sxm"].memory_bytes == 143_771 * 2**20 and GPUS["h200-sxm"].bandwidth == 4.8e12
     assert GPUS["l40s"].memory_bytes == 46_068 * 2**20 and GPUS["l40s"].flops == 362e12
