@@ -72,6 +72,8 @@ def test_what_to_watch():
     # the Elementary example: 32 req/s on four replicas asked for 6.4 each, 1.25×: five
     assert g["el_target"] == pytest.approx(0.8 * 8) and g["el_ask"] == 5
     assert g["el_stay"] == 4  # 3 % over the target is inside the 10 % tolerance
+    assert g["el_over"] == pytest.approx(8 / 6.4 - 1)  # a quarter over: the fleet grows by it
+    assert g["el_close_over"] < 0.1
     assert g["ex3_l"] == pytest.approx(6.4 * 10)  # L* = ρ*μ*W̄ = 64
     # 100 in flight over the panic window is 10 pods ≥ 2 × 4 ready: panic, max(⌈40/10⌉, 10)
     assert g["ex4_pods"] == 10
@@ -315,6 +317,7 @@ def test_time_to_start_timeline_matches_the_source():
     assert g["day_mean"] == pytest.approx(23.1, abs=0.05)
     assert g["day_requests_m"] == pytest.approx(g["day_mean"] * 86400 / 1e6)
     assert g["ttft_slo"] == 1.0  # the running example's promise, not a stricter one
+    assert g["dinorwig_s"] == 12  # Dinorwig's 0 to 1,320 MW from spinning standby (facts)
     # the exercise: at a 3-minute start the chase is short 3 minutes, the spares still short
     assert words["ex5_best"].endswith("with calendar") and g["ex5_chase_unc"] == 3
     assert g["ex5_spares_unc"] == 3
