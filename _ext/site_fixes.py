@@ -28,6 +28,7 @@
 
 from __future__ import annotations
 
+import itertools
 import re
 import shutil
 from pathlib import Path
@@ -208,7 +209,7 @@ def _solution_titles(html: str) -> str:
     blocks all carry the id "solution-content" (or "exercise-content"): each gets its own."""
     html = _SOLUTION_LINK.sub(r"\1 \2", html)
     for kind in ("solution-content", "exercise-content"):
-        count = iter(range(1, 10_000))
+        count = itertools.count(1)
         html = re.sub(f'id="{kind}"', lambda _m, k=kind: f'id="{k}-{next(count)}"', html)
     return html
 

@@ -9,8 +9,13 @@ import pytest
 CHAPTERS = Path(__file__).resolve().parents[1] / "chapters"
 
 
+def _notebook(page: str) -> Path:
+    """A page's executed notebook: the front page's beside the book, a chapter's in chapters/."""
+    return CHAPTERS.parent / "intro.ipynb" if page == "intro" else CHAPTERS / f"{page}.ipynb"
+
+
 def _glued_outputs(chapter: str):
-    nb = json.loads((CHAPTERS / f"{chapter}.ipynb").read_text())
+    nb = json.loads(_notebook(chapter).read_text())
     for cell in nb["cells"]:
         for output in cell.get("outputs", []):
             record = output.get("metadata", {}).get("scrapbook")
@@ -27,6 +32,15 @@ def glued(chapter: str) -> dict:
         name: float(data["text/plain"])
         for name, data in _glued_outputs(chapter)
         if "text/markdown" not in data
+    }
+
+
+def glued_words(chapter: str) -> dict:
+    """Every text a chapter glues as Markdown (``book.glue_words``, ``glue_math``), as written."""
+    return {
+        name: data["text/markdown"]
+        for name, data in _glued_outputs(chapter)
+        if "text/markdown" in data
     }
 
 
@@ -302,9 +316,7 @@ def test_time_to_start_timeline_matches_the_source():
     calendar calls at 20:52; the reactive fleet ranges 2-10 (5-13 with three spares); the day
     averages about 23.1 req/s, about 2.0 million requests."""
     g = glued("time_to_start")
-    words = {
-        n: d["text/markdown"] for n, d in _glued_outputs("time_to_start") if "text/markdown" in d
-    }
+    words = glued_words("time_to_start")
     assert (g["req_before"], g["req_at"]) == (2, 7)
     assert [words[k] for k in ("t_before", "t_chase_ready", "t_chase_back", "t_cal_call")] == [
         "20:59",

@@ -1,34 +1,21 @@
 """One running example on every page: the same μ*, μ, promises, GPU memory, price and currency.
 
 The pages glue their numbers from the executed notebooks; these tests read the glued values of
-every page and compare them with one another and with the source's figures, and read the prose
-for numbers typed beside the symbols that must be glued.
+every page (``test_exercises.glued``) and compare them with one another and with the source's
+figures, and read the prose for numbers typed beside the symbols that must be glued.
 """
 
-import json
 import re
 from pathlib import Path
 
 import pytest
+from test_exercises import glued
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = [ROOT / "intro.md", *sorted((ROOT / "chapters").glob("*.md"))]
 
 
-def _glued(md: Path) -> dict:
-    nb = json.loads(md.with_suffix(".ipynb").read_text())
-    values = {}
-    for cell in nb["cells"]:
-        for output in cell.get("outputs", []):
-            record = output.get("metadata", {}).get("scrapbook")
-            if record:
-                data = {k.removeprefix(record["mime_prefix"]): v for k, v in output["data"].items()}
-                if "text/markdown" not in data:
-                    values[record["name"]] = float(data["text/plain"])
-    return values
-
-
-GLUED = {md.stem: _glued(md) for md in PAGES}
+GLUED = {md.stem: glued(md.stem) for md in PAGES}
 
 # every name a page uses for the running example's μ* (the source's 8 req/s), for its
 # promises, its GPU's memory and its price: one value each, the source's

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from replicaplan.autoscalers.manifest import to_yaml
 from replicaplan.interface.files import Staging
-from replicaplan.interface.report import Table, clock
+from replicaplan.interface.report import Table, clock, zone_label
 from replicaplan.planner.plan import Plan, with_sensitivity
 from replicaplan.simulation.published import trust_sentence
 
@@ -137,7 +137,7 @@ def _hour_runs(day: list[int], zone: str = "UTC") -> list[str]:
 def _schedule_lines(p: Plan) -> list[str]:
     if p.schedule is None:
         return ["no schedule: the log covers fewer than two calendar days"]
-    zone = "UTC" if p.timezone in ("Etc/UTC", "UTC") else p.timezone
+    zone = zone_label(p.timezone)
     note = (
         [f"the log spans a summer-time change of {zone}: hours after it were learned an hour off"]
         if p.offset_changes

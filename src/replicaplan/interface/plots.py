@@ -26,7 +26,7 @@ import numpy as np
 from cycler import cycler
 from matplotlib.ticker import FuncFormatter, LogLocator
 
-from replicaplan.interface.report import clock
+from replicaplan.interface.report import clock, zone_label
 from replicaplan.simulation.day import DayResult
 
 WIDTH_IN = 7.4
@@ -611,7 +611,7 @@ def plot_forecast_study(study):
 
 
 def _plan_ticks(ax, hours, start_s: float, zone: str = "UTC") -> None:
-    zone = "UTC" if zone in ("Etc/UTC", "UTC") else zone
+    zone = zone_label(zone)
     offset_h = (start_s % 86400) / 3600
     span = max(float(hours[-1]), 1.0)
     if span > 48:  # days: a tick at each midnight (UTC), named by its day

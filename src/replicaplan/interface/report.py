@@ -21,6 +21,15 @@ def clock(minute: int) -> str:
     return f"{minute // 60:02d}:{minute % 60:02d}"
 
 
+def zone_label(zone: str) -> str:
+    """A time zone as a reader sees it beside a clock: UTC for either of its IANA names.
+
+    >>> zone_label("Etc/UTC"), zone_label("Europe/Rome")
+    ('UTC', 'Europe/Rome')
+    """
+    return "UTC" if zone in ("Etc/UTC", "UTC") else zone
+
+
 def policy_table_text(rows: list[tuple[DayPolicy, DayResult]]) -> str:
     """The table with the source's columns and digits: hours, uncovered, queued, excess, use."""
     return Table(

@@ -240,12 +240,12 @@ def plan(
     ``wake_query``: the PromQL of the requests arriving a second in front of the engine, which
     wakes the fleet (``manifest.keda_scaled_object``'s ``wake``); the HPA and its replay keep a
     floor of 1, an upper bound on what the idle hours cost. ``keda_polling_s`` and
-    ``timezone`` (an IANA zone) is the clock the schedule is learned on and its cron triggers
-    fire in: each minute of the log is placed on that zone's wall clock by its offset at the
-    log's first minute (KEDA then follows summer time itself; ``Plan.offset_changes`` says
-    when the log spans a change). The plan's ``start_s`` is that wall clock.
     ``keda_cooldown_s`` go to the ScaledObject's ``pollingInterval`` and ``cooldownPeriod``
-    (KEDA's defaults, 30 s and 300 s, when None).
+    (KEDA's defaults, 30 s and 300 s, when None). ``timezone`` (an IANA zone) is the clock the
+    schedule is learned on and its cron triggers fire in: each minute of the log is placed on
+    that zone's wall clock by its offset at the log's first minute (KEDA then follows summer
+    time itself; ``Plan.offset_changes`` says when the log spans a change). The plan's
+    ``start_s`` is that wall clock.
     """
     model = model or ReplicaModel()
     if isinstance(traffic, TraceFile):

@@ -501,17 +501,22 @@ def traffic(args: argparse.Namespace):
 
 
 # ------------------------------------------------------------------ the plan and its outputs
-def spiked(args: argparse.Namespace, log, lengths):
-    """The traffic and length mix to plan: as read, or, with ``--clip-outliers``, with every
-    spike minute (``logs.spike_minutes``) lowered to its neighbours' level. Spikes left in are
-    named on standard error, since the fleet's bound is sized for them."""
+def planned_traffic(args: argparse.Namespace, log, lengths):
+    """The per-minute rates, length mix and start to plan. A request log gives its own (its
+    rates, its lengths, its first request's time; ``--lengths`` and ``--start`` are refused
+    with it); a rate series takes ``--lengths`` and ``--start``. A spike minute
+    (``logs.spike_minutes``) is named on standard error, since the fleet's bound is sized for
+    it, or, with ``--clip-outliers``, lowered to its neighbours' level."""
     from replicaplan.core.calendar import MINUTES_PER_DAY
     from replicaplan.traffic.logs import TraceFile, clip_spikes, spike_minutes
 
-    rate = log.rate_per_minute() if isinstance(log, TraceFile) else log
+    if isinstance(log, TraceFile):
+        rate, lengths, start = log.rate_per_minute(), log, log.start
+    else:
+        rate, start = log, args.start
     spikes = spike_minutes(rate)
     if spikes.size == 0:
-        return log, lengths, None
+        return rate, lengths, start
     first = int(spikes[0])
     where = f"minute {first} ({first // 60 % 24:02d}:{first % 60:02d} after the log's start)"
     if first >= MINUTES_PER_DAY:
@@ -523,22 +528,23 @@ def spiked(args: argparse.Namespace, log, lengths):
             "--clip-outliers lowers each to its neighbours' level",
             file=sys.stderr,
         )
-        return log, lengths, None
-    print(f"note: {spikes.size} spike minute(s) lowered to their neighbours' level, the first "
-          f"{where}", file=sys.stderr)  # fmt: skip
-    start = log.start if isinstance(log, TraceFile) else None
-    return clip_spikes(rate), (lengths or log if isinstance(log, TraceFile) else lengths), start
+        return rate, lengths, start
+    print(
+        f"note: {spikes.size} spike minute(s) lowered to their neighbours' level, the first "
+        f"{where}",
+        file=sys.stderr,
+    )
+    return clip_spikes(rate), lengths, start
 
 
 def plan_of(args: argparse.Namespace, log, lengths, model, price_per_gpu_hour):
     """``plan.plan`` with the command's options: the one call both commands make."""
     from replicaplan.planner.plan import plan
 
-    traffic, lengths, clipped_start = spiked(args, log, lengths)
-    start_s = args.start if clipped_start is None else clipped_start
+    rate, lengths, start_s = planned_traffic(args, log, lengths)
     try:
         return plan(
-            traffic,
+            rate,
             model,
             lengths=lengths,
             target_utilization=args.target,
