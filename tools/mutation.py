@@ -30,10 +30,10 @@ OUT = ROOT / "_build" / "mutation"
 BIN = Path(sys.executable).parent
 
 MODULES = {
-    "serving/queueing.py": ["tests/test_queueing.py"],
-    "economics/cost.py": ["tests/test_cost.py", "tests/test_spot.py"],
-    "autoscalers/hpa.py": ["tests/test_hpa.py"],
-    "planner/reserve.py": ["tests/test_reserve.py"],
+    "serving/queueing.py": ["tests/test_queueing.py", "tests/test_derived.py"],
+    "economics/cost.py": ["tests/test_cost.py", "tests/test_spot.py", "tests/test_derived.py"],
+    "autoscalers/hpa.py": ["tests/test_hpa.py", "tests/test_derived.py"],
+    "planner/reserve.py": ["tests/test_reserve.py", "tests/test_derived.py"],
     "autoscalers/manifest.py": ["tests/test_manifest.py"],
 }
 """The modules mutated and the test files that must catch their mutants (#32's five)."""

@@ -20,9 +20,9 @@ layer and the layers below it (``make test`` checks this with import-linter, see
 3 traffic      loadgen, logs, forecast: lengths and arrivals, a reader's logs, every forecast
 2 serving      catalogue, replica, engine, trace, fluid, queueing, roofline, coldstart: one
                replica (the catalogue imports no numpy, for the command line's help)
-1 core         example, _check, symbols, stats, portable, parallel, calendar: the running
-               example, checks, notation, standard errors, portable floats, forked runs, the
-               calendar
+1 core         example, _check, symbols, derived, stats, portable, parallel, calendar: the
+               running example, checks, notation, the derived formulas written out, standard
+               errors, portable floats, forked runs, the calendar
 
 (``tests/test_layers.py`` checks that this table, the README's and the front page's list every
 module of each layer, in the contract's order.)
@@ -32,8 +32,9 @@ in ``chapters/``, not here.
 
 Conventions. A formula the book displays is derived once with sympy from the symbols of
 ``core.symbols`` (Python names spell the book's notation: ``mu_star`` is μ*, ``rho_bar`` is ρ̄),
-turned into a numeric function once by ``symbols.lambdify_once``, and that function is what
-every caller runs. A count of replicas is rounded by ``core._check.ceil_count`` and nowhere
+and the numeric function every caller runs is that expression lambdified, written out in
+``core.derived`` by ``tools/derive.py`` (so the command line needs no sympy; a test derives
+each one again and requires the same code and the same numbers). A count of replicas is rounded by ``core._check.ceil_count`` and nowhere
 else. Models return numbers; only ``interface`` makes text and figures.
 
 The names most programs need are importable from the top (loaded on first use, so

@@ -28,32 +28,48 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from decimal import Decimal
-from functools import cache
+from typing import TYPE_CHECKING
 
-import sympy as sp
+from replicaplan.core import _check, derived
 
-from replicaplan.core import _check
-from replicaplan.core.symbols import N_r, lambdify_once, metric, target, tolerance
+if TYPE_CHECKING:
+    import sympy as sp
 
 # ------------------------------------------------------------------ the proportional rule
 
 
 def proportional_rule_expression() -> sp.Expr:
     """N_r' = ⌈N_r · metric / target⌉ (applied only outside the tolerance band)."""
+    import sympy as sp
+
+    from replicaplan.core.symbols import N_r, metric, target
+
     return sp.ceiling(N_r * metric / target)
 
 
 def tolerance_band() -> tuple[sp.Expr, sp.Expr]:
     """Metric values that cause no change: |metric/target − 1| ≤ tolerance, solved for metric."""
+    import sympy as sp
+
+    from replicaplan.core.symbols import metric, target, tolerance
+
     lo = sp.solve(sp.Eq(metric / target, 1 - tolerance), metric)[0]
     hi = sp.solve(sp.Eq(metric / target, 1 + tolerance), metric)[0]
     return lo, hi
 
 
-@cache
-def _proportional_fn():
-    """The displayed ⌈N_r · metric/target⌉, lambdified with the package's rounding rule."""
-    return lambdify_once((N_r, metric, target), proportional_rule_expression())
+def derivations() -> dict:
+    """The numeric functions ``core.derived`` holds for this module (see ``tools/derive.py``)."""
+    from replicaplan.core.symbols import N_r, metric, target
+
+    return {
+        "proportional_rule": (
+            (N_r, metric, target),
+            proportional_rule_expression(),
+            "math",
+            "proportional_rule_expression()",
+        )
+    }
 
 
 def proportional_rule(replicas: float, average: float, target_value: float) -> int:
@@ -62,7 +78,7 @@ def proportional_rule(replicas: float, average: float, target_value: float) -> i
     >>> proportional_rule(4, 20.0, 10.0)
     8
     """
-    return int(_proportional_fn()(replicas, average, target_value))
+    return int(derived.proportional_rule(replicas, average, target_value))
 
 
 @dataclass(frozen=True)

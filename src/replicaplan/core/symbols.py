@@ -11,9 +11,11 @@ Naming convention (the one rule for every derivation in the package):
 * every rate, time, size and price is declared positive, so sympy simplifies square roots,
   logarithms and limits the way the derivations on the pages do.
 
-A module derives its closed forms from these symbols once and turns each into a numeric function
-with ``lambdify_once``; the function the chapters and the CLI call is that lambdified expression,
-so the formula a page displays is the code that runs.
+A module derives its closed forms from these symbols and lists them in its ``derivations()``;
+``tools/derive.py`` turns each into a numeric function with ``lambdify_once`` (or
+``lambdify_array``) and writes its source into ``core.derived``, which the chapters and the CLI
+call. ``tests/test_derived.py`` derives them again, so the formula a page displays is the code
+that runs, and the planner runs it without importing sympy.
 """
 
 from __future__ import annotations
@@ -95,7 +97,7 @@ def lambdify_once(args: tuple, expression: sp.Expr):
 
     ``ceiling`` and ``floor`` are the package's replica-count rules (``_check.ceil_count`` and
     ``_check.floor_count``), so a count computed from a displayed ⌈…⌉ rounds as every other
-    count does. Call it once per expression (at import, or behind ``functools.cache``).
+    count does. ``tools/derive.py`` writes its source out into ``core.derived``.
     """
     rules = {"ceiling": _check.ceil_count, "floor": _check.floor_count}
     return sp.lambdify(args, expression, [rules, "math"])

@@ -18,25 +18,17 @@ which pays off while d > ω.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from functools import cache
+from typing import TYPE_CHECKING
 
 import numpy as np
-import sympy as sp
 
-from replicaplan.core import _check
+from replicaplan.core import _check, derived
 from replicaplan.core.example import EXAMPLE
-from replicaplan.core.symbols import (
-    C_hour,
-    d,
-    lambdify_array,
-    lambdify_once,
-    nu_star,
-    omega,
-    rho_bar,
-    t,
-)
 from replicaplan.serving.replica import ReplicaModel
 from replicaplan.simulation.day import DayPolicy, DayResult
+
+if TYPE_CHECKING:
+    import sympy as sp
 
 SPOTSERVE_SAVING = 0.54
 """Cost reduction SpotServe reports against on-demand instances only, on real revocation traces
@@ -45,11 +37,17 @@ SPOTSERVE_SAVING = 0.54
 
 def tokens_per_hour_expression() -> sp.Expr:
     """Tokens served in an hour: ∫₀³⁶⁰⁰ ν* ρ̄ dt, the replica's rate times its mean use."""
+    import sympy as sp
+
+    from replicaplan.core.symbols import nu_star, rho_bar, t
+
     return sp.integrate(nu_star * rho_bar, (t, 0, 3600))
 
 
 def cost_per_token_expression() -> sp.Expr:
     """c = C_hour / (tokens served in the hour) = C_hour / (3600 ν* ρ̄)."""
+    from replicaplan.core.symbols import C_hour
+
     return C_hour / tokens_per_hour_expression()
 
 
@@ -59,6 +57,8 @@ def spot_factor_expression() -> sp.Expr:
     An hour of spot costs (1 − d) C_hour and does (1 − ω) of an hour's useful work; an hour on
     demand costs C_hour and does all of it.
     """
+    from replicaplan.core.symbols import C_hour, d, omega
+
     spot = (1 - d) * C_hour / (1 - omega)
     on_demand = C_hour
     return spot / on_demand  # C_hour cancels
@@ -66,23 +66,33 @@ def spot_factor_expression() -> sp.Expr:
 
 def spot_break_even() -> sp.Expr:
     """The discount at which spot costs the same as on-demand: solve c_spot/c = 1 for d."""
+    import sympy as sp
+
+    from replicaplan.core.symbols import d
+
     (solution,) = sp.solve(sp.Eq(spot_factor_expression(), 1), d)
     return solution
 
 
-@cache
-def _cost_fn():
-    return lambdify_once((C_hour, nu_star, rho_bar), cost_per_token_expression())
+def derivations() -> dict:
+    """The numeric functions ``core.derived`` holds for this module (see ``tools/derive.py``)."""
+    from replicaplan.core.symbols import C_hour, d, nu_star, omega, rho_bar
 
-
-@cache
-def _tokens_fn():
-    return lambdify_once((nu_star, rho_bar), tokens_per_hour_expression())
-
-
-@cache
-def _spot_fn():
-    return lambdify_array((d, omega), spot_factor_expression())
+    return {
+        "cost_per_token": (
+            (C_hour, nu_star, rho_bar),
+            cost_per_token_expression(),
+            "math",
+            "cost_per_token_expression()",
+        ),
+        "tokens_per_hour": (
+            (nu_star, rho_bar),
+            tokens_per_hour_expression(),
+            "math",
+            "tokens_per_hour_expression()",
+        ),
+        "spot_factor": ((d, omega), spot_factor_expression(), "numpy", "spot_factor_expression()"),
+    }
 
 
 def cost_per_token(price_per_replica_hour: float, tokens_per_s: float, utilization: float) -> float:
@@ -94,12 +104,12 @@ def cost_per_token(price_per_replica_hour: float, tokens_per_s: float, utilizati
     price_per_replica_hour = _check.positive("price_per_replica_hour", price_per_replica_hour)
     tokens_per_s = _check.positive("tokens_per_s", tokens_per_s)
     utilization = _check.fraction("utilization", utilization)
-    return float(_cost_fn()(price_per_replica_hour, tokens_per_s, utilization))
+    return float(derived.cost_per_token(price_per_replica_hour, tokens_per_s, utilization))
 
 
 def tokens_per_hour(tokens_per_s: float) -> float:
     """Tokens a full replica generates in an hour: 3600 ν* (ρ̄ = 1)."""
-    return float(_tokens_fn()(_check.positive("tokens_per_s", tokens_per_s), 1))
+    return float(derived.tokens_per_hour(_check.positive("tokens_per_s", tokens_per_s), 1))
 
 
 def spot_cost_factor(discount, lost_fraction):
@@ -115,10 +125,10 @@ def spot_cost_factor(discount, lost_fraction):
         for name, arr in (("discount", dd), ("lost_fraction", ww)):
             if not np.all(np.isfinite(arr)) or np.any(arr < 0) or np.any(arr >= 1):
                 raise ValueError(f"{name} must lie in [0, 1) everywhere")
-        return _spot_fn()(dd, ww)
+        return derived.spot_factor(dd, ww)
     discount = _check.fraction("discount", discount, low_open=False, high_open=True)
     lost_fraction = _check.fraction("lost_fraction", lost_fraction, low_open=False, high_open=True)
-    return float(_spot_fn()(discount, lost_fraction))
+    return float(derived.spot_factor(discount, lost_fraction))
 
 
 def spot_pays_off(discount: float, lost_fraction: float) -> bool:

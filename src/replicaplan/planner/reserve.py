@@ -13,33 +13,32 @@ Both are solved below with sympy from the same inequality.
 
 from __future__ import annotations
 
-from functools import cache
+from typing import TYPE_CHECKING
 
 import numpy as np
-import sympy as sp
 
-from replicaplan.core import _check
-from replicaplan.core.symbols import (
-    R,
-    T_start,
-    delta_lam,
-    lam_dot,
-    lam_of,
-    lambdify_once,
-    mu_star,
-    rho_star,
-    t,
-)
+from replicaplan.core import _check, derived
+
+if TYPE_CHECKING:
+    import sympy as sp
 
 
 def coverage_condition() -> sp.Rel:
     """N_r ρ* μ* ≥ λ(t + T_start), with N_r = λ(t)/(ρ*μ*) + R for a reactive controller."""
+    import sympy as sp
+
+    from replicaplan.core.symbols import R, T_start, lam_of, mu_star, rho_star, t
+
     n_r = lam_of(t) / (rho_star * mu_star) + R
     return sp.Ge(n_r * rho_star * mu_star, lam_of(t + T_start))
 
 
 def _smallest_reserve(future_load: sp.Expr) -> sp.Expr:
     """Solve the coverage condition at equality for R, given the load at t + T_start."""
+    import sympy as sp
+
+    from replicaplan.core.symbols import R, T_start, lam_of, t
+
     cond = coverage_condition()
     boundary = sp.Eq(cond.lhs, cond.rhs.subs(lam_of(t + T_start), future_load))
     (r,) = sp.solve(boundary, R)
@@ -48,6 +47,10 @@ def _smallest_reserve(future_load: sp.Expr) -> sp.Expr:
 
 def first_order_future_load() -> sp.Expr:
     """λ(t + T_start) to first order in T: λ(t) + λ'(t) T, from sympy's series."""
+    import sympy as sp
+
+    from replicaplan.core.symbols import T_start, lam_dot, lam_of, t
+
     series = sp.series(lam_of(t + T_start), T_start, 0, 2).removeO().doit()
     return series.subs(sp.Derivative(lam_of(t), t), lam_dot)
 
@@ -59,19 +62,31 @@ def ramp_reserve_expression() -> sp.Expr:
 
 def step_reserve_expression() -> sp.Expr:
     """R = Δλ / (ρ* μ*) (before rounding up)."""
+    from replicaplan.core.symbols import delta_lam, lam_of, t
+
     return _smallest_reserve(lam_of(t) + delta_lam)
 
 
-@cache
-def _ramp_fn():
-    return lambdify_once(
-        (lam_dot, T_start, rho_star, mu_star), sp.ceiling(ramp_reserve_expression())
-    )
+def derivations() -> dict:
+    """The numeric functions ``core.derived`` holds for this module (see ``tools/derive.py``)."""
+    import sympy as sp
 
+    from replicaplan.core.symbols import T_start, delta_lam, lam_dot, mu_star, rho_star
 
-@cache
-def _step_fn():
-    return lambdify_once((delta_lam, rho_star, mu_star), sp.ceiling(step_reserve_expression()))
+    return {
+        "ramp_reserve": (
+            (lam_dot, T_start, rho_star, mu_star),
+            sp.ceiling(ramp_reserve_expression()),
+            "math",
+            "⌈ramp_reserve_expression()⌉",
+        ),
+        "step_reserve": (
+            (delta_lam, rho_star, mu_star),
+            sp.ceiling(step_reserve_expression()),
+            "math",
+            "⌈step_reserve_expression()⌉",
+        ),
+    }
 
 
 def ramp_reserve(ramp_rps_per_s: float, startup_s: float, mu_star_rps: float, target: float) -> int:
@@ -80,7 +95,7 @@ def ramp_reserve(ramp_rps_per_s: float, startup_s: float, mu_star_rps: float, ta
     startup_s = _check.non_negative("startup_s", startup_s)
     mu_star_rps = _check.positive("mu_star_rps", mu_star_rps)
     target = _check.fraction("target", target)
-    return int(_ramp_fn()(ramp_rps_per_s, startup_s, target, mu_star_rps))
+    return int(derived.ramp_reserve(ramp_rps_per_s, startup_s, target, mu_star_rps))
 
 
 def step_reserve(step_rps: float, mu_star_rps: float, target: float) -> int:
@@ -88,7 +103,7 @@ def step_reserve(step_rps: float, mu_star_rps: float, target: float) -> int:
     step_rps = _check.non_negative("step_rps", step_rps)
     mu_star_rps = _check.positive("mu_star_rps", mu_star_rps)
     target = _check.fraction("target", target)
-    return int(_step_fn()(step_rps, target, mu_star_rps))
+    return int(derived.step_reserve(step_rps, target, mu_star_rps))
 
 
 def ramp_load(ramp_per_min: float, startup_min: float) -> float:

@@ -13,27 +13,22 @@ functions evaluate that very expression, so the formula is written in one place 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import cache
+from typing import TYPE_CHECKING
 
-import sympy as sp
-
-from replicaplan.core import _check
+from replicaplan.core import _check, derived
 from replicaplan.core.example import EXAMPLE, GB
-from replicaplan.core.symbols import (
-    B_channel,
-    M_w,
-    T_image,
-    T_machine,
-    T_warmup,
-    T_weights,
-    g,
-    lambdify_once,
-)
+
+if TYPE_CHECKING:
+    import sympy as sp
 
 
 def startup_expression() -> sp.Expr:
     """T_start as the sum of the four waits a new replica goes through, in order (unevaluated,
     so that it prints in that order; sympy would sort the terms by name)."""
+    import sympy as sp
+
+    from replicaplan.core.symbols import T_image, T_machine, T_warmup, T_weights
+
     return sp.Add(T_machine, T_image, T_weights, T_warmup, evaluate=False)
 
 
@@ -44,18 +39,39 @@ def weights_time_expression(shared_channel: bool = False) -> sp.Expr:
     parallel and the time is that of one shard; through one shared channel they queue behind
     each other and the time is the sum.
     """
+    import sympy as sp
+
+    from replicaplan.core.symbols import B_channel, M_w, g
+
     shard_time = (M_w / g) / B_channel
     return sp.simplify(g * shard_time if shared_channel else shard_time)
 
 
-@cache
-def _weights_time_fn(shared_channel: bool):
-    return lambdify_once((M_w, B_channel, g), weights_time_expression(shared_channel))
+def derivations() -> dict:
+    """The numeric functions ``core.derived`` holds for this module (see ``tools/derive.py``)."""
+    from replicaplan.core.symbols import B_channel, M_w, T_image, T_machine, T_warmup, T_weights, g
 
-
-@cache
-def _startup_fn():
-    return lambdify_once((T_machine, T_image, T_weights, T_warmup), startup_expression())
+    weights = (M_w, B_channel, g)
+    return {
+        "weights_time": (
+            weights,
+            weights_time_expression(),
+            "math",
+            "weights_time_expression()",
+        ),
+        "weights_time_shared": (
+            weights,
+            weights_time_expression(shared_channel=True),
+            "math",
+            "weights_time_expression(shared_channel=True)",
+        ),
+        "startup_time": (
+            (T_machine, T_image, T_weights, T_warmup),
+            startup_expression(),
+            "math",
+            "startup_expression()",
+        ),
+    }
 
 
 def weights_time(
@@ -71,7 +87,8 @@ def weights_time(
     weight_bytes = _check.positive("weight_bytes", weight_bytes)
     bandwidth = _check.positive("bandwidth", bandwidth)
     gpus = _check.integer("gpus", gpus, minimum=1)
-    return float(_weights_time_fn(bool(shared_channel))(weight_bytes, bandwidth, gpus))
+    weights = derived.weights_time_shared if shared_channel else derived.weights_time
+    return float(weights(weight_bytes, bandwidth, gpus))
 
 
 @dataclass(frozen=True)
@@ -105,7 +122,7 @@ def startup_time(
 ) -> float:
     """T_start = T_machine + T_image + T_weights + T_warmup, seconds (each term ≥ 0)."""
     return float(
-        _startup_fn()(
+        derived.startup_time(
             _check.non_negative("machine_s", machine_s),
             _check.non_negative("image_s", image_s),
             _check.non_negative("weights_s", weights_s),

@@ -14,36 +14,55 @@ and their next request sends λ = N_u/(W + Z), the interactive response-time law
 from __future__ import annotations
 
 import heapq
-from functools import cache
+from typing import TYPE_CHECKING
 
 import numpy as np
-import sympy as sp
 
-from replicaplan.core import _check
-from replicaplan.core.symbols import lam, lambdify_array, lambdify_once, mu, q, tau, w
+from replicaplan.core import _check, derived
+
+if TYPE_CHECKING:
+    import sympy as sp
 
 
 def mm1_conformance_expression() -> sp.Expr:
     """P(W ≤ τ) for W ~ Exp(μ − λ): the integral of the time-in-system density up to τ."""
+    import sympy as sp
+
+    from replicaplan.core.symbols import lam, mu, tau, w
+
     density = (mu - lam) * sp.exp(-(mu - lam) * w)
     return sp.simplify(sp.integrate(density, (w, 0, tau)))
 
 
 def mm1_capacity_expression(quota=None) -> sp.Expr:
     """Solve conformance(λ) = q for λ: μ* = μ + ln(1 − q)/τ; ``quota`` substitutes a value for q."""
+    import sympy as sp
+
+    from replicaplan.core.symbols import lam, q
+
     (lam_star,) = sp.solve(sp.Eq(mm1_conformance_expression(), q), lam)
     lam_star = sp.expand_log(sp.simplify(lam_star), force=True)
     return lam_star if quota is None else sp.simplify(lam_star.subs(q, sp.nsimplify(quota)))
 
 
-@cache
-def _conformance_fn():
-    return lambdify_array((lam, mu, tau), mm1_conformance_expression())
+def derivations() -> dict:
+    """The numeric functions ``core.derived`` holds for this module (see ``tools/derive.py``)."""
+    from replicaplan.core.symbols import lam, mu, q, tau
 
-
-@cache
-def _capacity_fn():
-    return lambdify_once((mu, tau, q), mm1_capacity_expression())
+    return {
+        "mm1_conformance": (
+            (lam, mu, tau),
+            mm1_conformance_expression(),
+            "numpy",
+            "mm1_conformance_expression()",
+        ),
+        "mm1_capacity": (
+            (mu, tau, q),
+            mm1_capacity_expression(),
+            "math",
+            "mm1_capacity_expression()",
+        ),
+    }
 
 
 def mm1_conformance(rate, mu: float, tau: float):
@@ -53,7 +72,7 @@ def mm1_conformance(rate, mu: float, tau: float):
     lam_arr = np.asarray(rate, dtype=float)
     if np.any(~np.isfinite(lam_arr)) or np.any(lam_arr <= 0):
         raise ValueError(f"rate must be > 0, got {rate!r}")
-    value = np.where(lam_arr < mu, _conformance_fn()(np.minimum(lam_arr, mu), mu, tau), 0.0)
+    value = np.where(lam_arr < mu, derived.mm1_conformance(np.minimum(lam_arr, mu), mu, tau), 0.0)
     return float(value) if value.ndim == 0 else value
 
 
@@ -66,7 +85,7 @@ def mm1_capacity(mu: float, tau: float, quota: float = 0.9) -> float:
     mu = _check.positive("mu", mu)
     tau = _check.positive("tau", tau)
     quota = _check.fraction("quota", quota, high_open=True)
-    value = float(_capacity_fn()(mu, tau, quota))
+    value = float(derived.mm1_capacity(mu, tau, quota))
     if value <= 0:
         raise ValueError(
             f"no arrival rate meets the quota {quota}: μ + ln(1 − q)/τ = {value:.3g} ≤ 0"
