@@ -34,8 +34,9 @@ Conventions. A formula the book displays is derived once with sympy from the sym
 ``core.symbols`` (Python names spell the book's notation: ``mu_star`` is μ*, ``rho_bar`` is ρ̄),
 and the numeric function every caller runs is that expression lambdified, written out in
 ``core.derived`` by ``tools/derive.py`` (so the command line needs no sympy; a test derives
-each one again and requires the same code and the same numbers). A count of replicas is rounded by ``core._check.ceil_count`` and nowhere
-else. Models return numbers; only ``interface`` makes text and figures.
+each one again and requires the same code and the same numbers). A count of replicas is rounded
+by ``core._check.ceil_count`` and nowhere else. Models return numbers; only ``interface`` makes
+text and figures.
 
 The names most programs need are importable from the top (loaded on first use, so
 ``import replicaplan`` stays fast)::

@@ -56,20 +56,6 @@ def parse_quantity(text) -> float:
         raise ValueError(f"not a Kubernetes quantity: {text!r}") from None
 
 
-def check_prometheus(address) -> None:
-    """Refuse a Prometheus address KEDA's scaler could not query (``names.check_prometheus``)."""
-    names.check_prometheus("prometheus", address)
-
-
-def check_names(name, metric_name="requests_in_flight", deployment=None) -> None:
-    """Refuse what the API server or Prometheus would: an object or Deployment name that is not a
-    DNS-1123 subdomain, a metric name that is not Prometheus's (``names``)."""
-    names.check_name("name", name)
-    if deployment is not None:
-        names.check_name("deployment", deployment)
-    names.check_metric("metric_name", metric_name)
-
-
 def _whole(name: str, value, minimum: int) -> int:
     """``value`` as an int when it is a whole number (15.0 is 15), else a named error."""
     if isinstance(value, float) and value.is_integer():
@@ -119,7 +105,10 @@ def hpa_manifest(
     ``up`` and ``down`` default to the API's default rules (``hpa.Rules.default_up`` and
     ``default_down``), written out so that the manifest says what it does.
     """
-    check_names(name, metric_name, deployment)
+    names.check_name("name", name)
+    if deployment is not None:
+        names.check_name("deployment", deployment)
+    names.check_metric("metric_name", metric_name)
     if namespace is not None:
         names.check_namespace("namespace", namespace)
     target = _check.positive("target", target)
@@ -314,7 +303,7 @@ def keda_scaled_object(
         namespace=namespace,
     )
     spec = hpa["spec"]
-    check_prometheus(prometheus)
+    names.check_prometheus("prometheus", prometheus)
     calendar.zone(timezone)  # an IANA name KEDA's cron scaler can load, or a ValueError
     if fallback_replicas is not None:
         fallback_replicas = _check.integer("fallback_replicas", fallback_replicas, minimum=1)

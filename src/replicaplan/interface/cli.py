@@ -55,7 +55,6 @@ class Terminated(BaseException):
     outputs are removed as on Ctrl-C; a BaseException, so no ``except Exception`` keeps it."""
 
 
-_MAIN_PID = os.getpid()
 _STOP: list = []
 """The exception a signal asked for (KeyboardInterrupt or Terminated), once one has come."""
 AGAIN_S = 1.0
@@ -82,10 +81,6 @@ os.register_at_fork(after_in_child=_child_defaults)
 
 
 def _stop(signum, frame):
-    if os.getpid() != _MAIN_PID:  # a forked worker (a pool's): die as the signal would have it
-        signal.signal(signum, signal.SIG_DFL)
-        os.kill(os.getpid(), signum)
-        return
     if signum != signal.SIGALRM:
         _STOP[:] = [KeyboardInterrupt if signum == signal.SIGINT else Terminated]
         signal.setitimer(signal.ITIMER_REAL, AGAIN_S, AGAIN_S)
@@ -98,8 +93,6 @@ def main(argv: list[str] | None = None) -> int:
         args = build_parser().parse_args(argv)
     except SystemExit as stop:  # --help (0), or a flag refused by its type (2), said by argparse
         return int(stop.code or 0)
-    global _MAIN_PID
-    _MAIN_PID = os.getpid()
     _STOP.clear()
     previous = {s: signal.signal(s, _stop) for s in STOP_SIGNALS}
     _STOP_HANDLERS.append(True)

@@ -17,7 +17,15 @@ from pathlib import Path
 from replicaplan.autoscalers.engines import ENGINES, SIGNALS  # names only: imports no model
 from replicaplan.core.example import EXAMPLE
 from replicaplan.interface import options as opt
-from replicaplan.serving.catalogue import DTYPE_BYTES, GPUS, MODELS
+from replicaplan.serving.catalogue import (
+    DEFAULT_BATCH,
+    DTYPE_BYTES,
+    GPUS,
+    MODELS,
+    TOKEN_BUDGET,
+    engine_defaults,
+    from_text,
+)
 
 
 # ------------------------------------------------------------------ options
@@ -247,7 +255,6 @@ def add_fleet_options(parser: argparse.ArgumentParser) -> None:
 # ------------------------------------------------------------------ the replica
 def hardware(kind: str, text: str):
     """``catalogue.from_text``, its errors named by the option (``--gpu: …``)."""
-    from replicaplan.serving.catalogue import from_text
 
     try:
         return from_text(kind, text)
@@ -274,7 +281,6 @@ def base_replica(args: argparse.Namespace):
     """The replica the plan sizes: the running example, a datasheet, or a fit to measurements."""
     from dataclasses import replace
 
-    from replicaplan.serving.catalogue import DEFAULT_BATCH, TOKEN_BUDGET, engine_defaults
     from replicaplan.serving.replica import ReplicaModel
 
     fitting = bool(args.tpot_point or args.ttft_point)
@@ -425,8 +431,6 @@ def checked_inputs(args: argparse.Namespace) -> dict:
         except ValueError as err:
             raise ValueError(f"--report: {err}") from None
     if "--deployment" in outputs:
-        from replicaplan.serving.catalogue import MODELS
-
         if args.engine != "vllm":
             raise ValueError("--deployment writes vLLM's server; it needs --engine vllm")
         if args.model not in MODELS or MODELS[args.model].repo is None:
@@ -586,9 +590,10 @@ def plan_of(args: argparse.Namespace, log, lengths, model, price_per_gpu_hour):
         raise
 
 
-def write(args: argparse.Namespace, p, outputs: dict, extra=None) -> list[str]:
+def write(args: argparse.Namespace, p, outputs: dict, extra=None, deployment=()) -> list[str]:
     """Every output staged beside its target, then all renamed into place (``files.Staging``);
-    ``extra(folder)`` adds files to the report's folder."""
+    ``extra(folder)`` adds files to the report's folder, ``deployment`` holds the objects the
+    ``--deployment`` file gets (the Deployment and its PodMonitor)."""
     from replicaplan.autoscalers.manifest import to_yaml
     from replicaplan.interface.files import Staging
     from replicaplan.interface.plan_report import fill_report
@@ -598,15 +603,14 @@ def write(args: argparse.Namespace, p, outputs: dict, extra=None) -> list[str]:
         for option, obj in (("--manifest", p.hpa), ("--keda", p.keda), ("--adapter", p.adapter)):
             if option in outputs:
                 out.file(outputs[option], to_yaml(obj))
-        if "--deployment" in outputs:  # the Deployment and its PodMonitor, one YAML stream
-            path, objects = outputs["--deployment"]
-            out.file(path, "---\n".join(to_yaml(o) for o in objects))
+        if "--deployment" in outputs:  # one YAML stream
+            out.file(outputs["--deployment"], "---\n".join(to_yaml(o) for o in deployment))
         if args.report:
             folder = out.directory(args.report)
             fill_report(p, folder, fmt=args.report_format, log=source.name)
             if extra is not None:
                 extra(folder)
-    return [v[0] if isinstance(v, tuple) else v for v in outputs.values()]
+    return list(outputs.values())
 
 
 def plan_json(args: argparse.Namespace, p, log) -> dict:

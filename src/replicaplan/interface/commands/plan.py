@@ -120,7 +120,7 @@ def _run(args: argparse.Namespace, outputs: dict) -> str:
         )
     log, lengths = fleet.traffic(args)
     p = fleet.plan_of(args, log, lengths, model, price)
-    served = None
+    served, objects = None, ()
     if args.deployment:
         from replicaplan.planner.server import DEFAULT_IMAGE, workload
 
@@ -135,9 +135,8 @@ def _run(args: argparse.Namespace, outputs: dict) -> str:
             startup_min=args.startup,
             image=args.image or DEFAULT_IMAGE,
         )
-        outputs = {**outputs, "--deployment": (args.deployment, objects)}
     # everything is computed; only now is anything written
-    written = fleet.write(args, p, outputs)
+    written = fleet.write(args, p, outputs, deployment=objects)
     if args.json:
         out = fleet.plan_json(args, p, log)
         return json.dumps({**out, "server_command": served} if served else out, indent=2)
