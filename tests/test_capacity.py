@@ -4,6 +4,7 @@ import math
 import numpy as np
 import pytest
 
+from replicaplan.core.promises import Promises
 from replicaplan.serving.queueing import mm1_capacity, mm1_conformance
 from replicaplan.serving.replica import ReplicaModel
 from replicaplan.simulation import capacity as cap
@@ -85,10 +86,10 @@ def test_no_rate_meets_the_quota():
     [
         (lambda: cap.replica_sweep([0.0, 1.0]), "rates"),
         (lambda: cap.replica_sweep([-1.0]), "rates"),
-        (lambda: cap.replica_sweep([1.0], quota=1.0), "quota"),
-        (lambda: cap.replica_sweep([1.0], quota=0.0), "quota"),
-        (lambda: cap.replica_sweep([1.0], ttft_slo_s=0), "ttft_slo_s"),
-        (lambda: cap.replica_sweep([1.0], tpot_slo_s=-1), "tpot_slo_s"),
+        (lambda: cap.replica_sweep([1.0], promises=Promises(quota=1.0)), "quota"),
+        (lambda: cap.replica_sweep([1.0], promises=Promises(quota=0.0)), "quota"),
+        (lambda: cap.replica_sweep([1.0], promises=Promises(ttft_slo_s=0)), "ttft_slo_s"),
+        (lambda: cap.replica_sweep([1.0], promises=Promises(tpot_slo_s=-1)), "tpot_slo_s"),
         (lambda: cap.replica_sweep([1.0], mix="uniform"), "mix"),
         (lambda: cap.replica_sweep([1.0], cv=0), "cv"),
         (lambda: cap.replica_sweep([1.0], model=ReplicaModel(batch=0)), "batch"),

@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 from replica_simpy import simpy_closed, simpy_open
 
+from replicaplan.core.promises import Promises
 from replicaplan.serving.engine import simulate_closed, simulate_open
 from replicaplan.serving.replica import ReplicaModel
 from replicaplan.traffic.loadgen import AZURE_CONVERSATION, poisson_arrivals, think_times
@@ -149,7 +150,7 @@ def test_a_request_longer_than_the_cache_is_rejected_and_counted():
     model = ReplicaModel(**UNIT, kv_capacity_tokens=12)
     tr = simulate_open(model, [0.0, 0.5], [10, 4], [5, 4])
     assert tr.rejected.tolist() == [True, False]
-    assert tr.meets(100.0, 100.0).tolist() == [False, True]
+    assert tr.meets(Promises(100.0, 100.0)).tolist() == [False, True]
     # the other is served as if alone: its pass ends at 1.5, its three steps at 4.5
     assert tr.first_token[1] == 1.5 and tr.end[1] == 4.5
 

@@ -3,6 +3,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from replicaplan.core.promises import Promises
 from replicaplan.serving.replica import ReplicaModel
 from replicaplan.traffic import loadgen as lg
 from replicaplan.traffic import logs
@@ -173,7 +174,7 @@ def test_the_sample_replays_through_the_replica(sample):
     assert trace.arrival.size == sample.prompt.size
     assert np.all(trace.first_token >= trace.arrival) and np.all(trace.end >= trace.first_token)
     # under 1 req/s on a replica that holds about 8, nearly every request meets its promises
-    assert trace.meets(1.0, 0.05).mean() > 0.95
+    assert trace.meets(Promises(1.0, 0.05)).mean() > 0.95
 
 
 def test_the_vendored_sample_has_the_full_traces_mix_and_a_sixth_of_its_rate(sample):

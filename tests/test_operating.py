@@ -3,6 +3,7 @@
 import numpy as np
 import pytest
 
+from replicaplan.core.promises import PROMISES, Promises
 from replicaplan.planner import plan
 from replicaplan.serving.engine import simulate_open
 from replicaplan.serving.replica import ReplicaModel
@@ -29,7 +30,7 @@ def test_the_target_follows_littles_law_at_the_operating_rate(point):
     idle = plan.ReplicaModel().prefill_s(point.mean_prompt) + point.mean_output * float(
         plan.ReplicaModel().tpot(1)
     )
-    assert idle < point.residence_s < 1.0 + point.mean_output * capacity.TPOT_SLO_S
+    assert idle < point.residence_s < 1.0 + point.mean_output * PROMISES.tpot_slo_s
 
 
 def test_l_star_is_what_a_replica_holds_at_the_operating_rate(sample, point):
@@ -48,7 +49,7 @@ def test_l_star_is_what_a_replica_holds_at_the_operating_rate(sample, point):
 
 @pytest.mark.slow
 def test_stricter_promises_lower_capacity_and_a_lower_target_lowers_l_star(sample, point):
-    strict = plan.operating_point(sample, tpot_slo_s=0.8 * capacity.TPOT_SLO_S)
+    strict = plan.operating_point(sample, promises=Promises(tpot_slo_s=0.8 * PROMISES.tpot_slo_s))
     assert strict.mu_star < point.mu_star
     gentle = plan.operating_point(sample, target_utilization=0.5)
     assert gentle.mu_star == point.mu_star  # the same sweep: capacity does not depend on ρ*
@@ -63,7 +64,7 @@ def test_reproducible_bit_for_bit(sample, point):
 
 def test_promises_no_load_can_meet_are_refused(sample):
     with pytest.raises(ValueError, match="tpot_slo_s=0.001.*no load meets them"):
-        plan.operating_point(sample, tpot_slo_s=0.001)
+        plan.operating_point(sample, promises=Promises(tpot_slo_s=0.001))
     with pytest.raises(ValueError, match="trace"):
         plan.operating_point("conv_sample.csv")
     with pytest.raises(ValueError, match="target_utilization"):

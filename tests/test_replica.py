@@ -4,6 +4,7 @@ datasheet replicas, vLLM's cache profile, and fits that recover known servers.""
 import numpy as np
 import pytest
 
+from replicaplan.core.promises import Promises
 from replicaplan.serving.engine import simulate_closed, simulate_open
 from replicaplan.serving.replica import FitNote, ReplicaModel
 from replicaplan.serving.trace import Trace
@@ -71,7 +72,7 @@ def test_bad_inputs():
     with pytest.raises(ValueError, match="users"):
         simulate_closed(m, 0, [0.0], [1], [1])
     with pytest.raises(ValueError, match="ttft_slo_s"):
-        Trace(*(np.ones(1),) * 5).meets(0, 1)
+        Trace(*(np.ones(1),) * 5).meets(Promises(0, 1))
 
 
 def test_decode_step_reads_the_context_actually_held():

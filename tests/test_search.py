@@ -13,6 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from replicaplan.core.promises import Promises
 from replicaplan.interface import search_report
 from replicaplan.interface.cli import main
 from replicaplan.planner import search as S
@@ -62,7 +63,7 @@ def test_candidates_that_cannot_fit_are_refused_with_their_reason(log):
 
 
 def test_promises_no_load_meets_are_listed_as_such(log):
-    strict = replace(QUICK, tpot_slo_s=0.001)
+    strict = replace(QUICK, promises=Promises(tpot_slo_s=0.001))
     out = S.evaluate(
         S.Candidate("l40s", 1, 64, 2048, True), "llama-3-8b", log, log.rate_per_minute(), strict
     )

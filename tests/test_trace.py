@@ -2,6 +2,7 @@
 
 import numpy as np
 
+from replicaplan.core.promises import Promises
 from replicaplan.serving.trace import Trace
 
 
@@ -16,5 +17,5 @@ def test_trace_metrics():
     np.testing.assert_allclose(tr.ttft, [0.5, 0.2])
     np.testing.assert_allclose(tr.tpot, [0.5, 0.0])
     np.testing.assert_allclose(tr.latency, [2.5, 0.2])
-    assert list(tr.meets(0.4, 1.0)) == [False, True]
+    assert list(tr.meets(Promises(0.4, 1.0))) == [False, True]
     assert tr.window(1).arrival.tolist() == [1.0]

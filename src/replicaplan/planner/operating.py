@@ -13,18 +13,13 @@ import numpy as np
 
 from replicaplan.core import _check
 from replicaplan.core.example import EXAMPLE
+from replicaplan.core.promises import PROMISES, Promises
 from replicaplan.economics.cost import phase_seconds, split_by_phase
 from replicaplan.serving.engine import simulate_open
 from replicaplan.serving.fluid import MeasuredReplica
 from replicaplan.serving.queueing import littles_law
 from replicaplan.serving.replica import ReplicaModel
-from replicaplan.simulation.capacity import (
-    PRECISION,
-    QUOTA,
-    TPOT_SLO_S,
-    TTFT_SLO_S,
-    replica_sweep,
-)
+from replicaplan.simulation.capacity import PRECISION, replica_sweep
 from replicaplan.traffic.loadgen import LengthMix, poisson_arrivals
 from replicaplan.traffic.logs import TraceFile
 
@@ -56,9 +51,7 @@ def operating_point(
     model: ReplicaModel | None = None,
     *,
     target_utilization: float = EXAMPLE.target_utilization,
-    ttft_slo_s: float = TTFT_SLO_S,
-    tpot_slo_s: float = TPOT_SLO_S,
-    quota: float = QUOTA,
+    promises: Promises = PROMISES,
     n_requests: int = 4000,
     seed: int = 0,
     grid_points: int = 13,
@@ -103,20 +96,18 @@ def operating_point(
             model=model,
             mix=mix,
             n_requests=n_requests,
-            quota=quota,
-            ttft_slo_s=ttft_slo_s,
-            tpot_slo_s=tpot_slo_s,
+            promises=promises,
             seed=seed,
             precision=precision,
             **extra,
         )
-        if sweep.bracketed or sweep.points[0].conformance < quota:
+        if sweep.bracketed or sweep.points[0].conformance < promises.quota:
             break
         top *= 2
     if not sweep.bracketed:
-        low = sweep.points[0].conformance < quota
+        low = sweep.points[0].conformance < promises.quota
         raise ValueError(
-            f"the promises (ttft_slo_s={ttft_slo_s}, tpot_slo_s={tpot_slo_s}, quota={quota}) "
+            f"the promises ({promises.said()}) "
             + (
                 f"are not met even at {grid[0]} req/s, 10 % of the replica's raw rate: "
                 "no load meets them; loosen the promises or use a faster replica"

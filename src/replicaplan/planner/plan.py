@@ -27,6 +27,7 @@ from replicaplan.autoscalers.manifest import (
 )
 from replicaplan.core import _check, calendar
 from replicaplan.core.example import EXAMPLE
+from replicaplan.core.promises import PROMISES, Promises
 from replicaplan.economics.cost import price_run
 from replicaplan.planner.behavior import behavior, scale_down_window_min
 from replicaplan.planner.calibration import hpa_replay, keda_replay, measured_replica
@@ -57,7 +58,6 @@ from replicaplan.planner.schedule import SCHEDULE_MIN_DAYS, schedule
 from replicaplan.serving.catalogue import replica_hour_price
 from replicaplan.serving.fluid import MeasuredReplica, replicas_needed
 from replicaplan.serving.replica import ReplicaModel
-from replicaplan.simulation.capacity import QUOTA, TPOT_SLO_S, TTFT_SLO_S
 from replicaplan.simulation.control import FleetRun
 from replicaplan.simulation.day import SCALE_DOWN_WINDOW_MIN
 from replicaplan.traffic.forecast import WEEKDAY_MIN_DAYS, days_covered, learned_forecast, weekdays
@@ -199,9 +199,7 @@ def plan(
     *,
     lengths: TraceFile | LengthMix | None = None,
     target_utilization: float = EXAMPLE.target_utilization,
-    ttft_slo_s: float = TTFT_SLO_S,
-    tpot_slo_s: float = TPOT_SLO_S,
-    quota: float = QUOTA,
+    promises: Promises = PROMISES,
     startup_min: int = EXAMPLE.startup_min,
     short_budget: float | None = None,
     max_replicas: int | None = None,
@@ -229,7 +227,8 @@ def plan(
     default) within the promises, paid ``price_per_gpu_hour`` for each of its GPUs (by default
     the replica's own GPU price: the catalogue's list price, or the running example's 2 €).
     The recommendation is the cheapest policy that leaves at most ``short_budget`` of the
-    requests beyond capacity (by default ``default_short_budget(quota)``: 1 % for 90 %).
+    requests beyond capacity (by default ``default_short_budget`` of the promises' quota: 1 % for
+    90 %).
 
     The length mix is the log's own, or ``lengths``; a rate series carries no lengths, so it
     takes ``lengths`` or the Azure conversation mix. Errors, each naming the parameter: promises
@@ -280,9 +279,7 @@ def plan(
         lengths,
         model,
         target_utilization=target_utilization,
-        ttft_slo_s=ttft_slo_s,
-        tpot_slo_s=tpot_slo_s,
-        quota=quota,
+        promises=promises,
         n_requests=n_requests,
         seed=seed,
         precision=precision,
@@ -298,7 +295,7 @@ def plan(
         start_s=start_s,
     )
     if short_budget is None:
-        short_budget = default_short_budget(quota)
+        short_budget = default_short_budget(promises.quota)
     best, why = recommend(rows, short_budget)
     enough = days_covered(rate, start_s) >= SCHEDULE_MIN_DAYS
     table = schedule(rate, mu_star, target, start_s) if enough else None

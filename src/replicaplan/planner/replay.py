@@ -17,7 +17,6 @@ from replicaplan.economics.cost import PricedPolicy, price_day
 from replicaplan.planner.reserve import spares_for
 from replicaplan.planner.schedule import SCHEDULE_MIN_DAYS
 from replicaplan.serving.fluid import replicas_needed
-from replicaplan.simulation.capacity import QUOTA
 from replicaplan.simulation.day import DayPolicy, DayResult, run_policies, standard_policies
 from replicaplan.traffic.forecast import (
     day_and_hour,
@@ -135,7 +134,7 @@ def default_short_budget(quota: float) -> float:
     return round(1 - _check.fraction("quota", quota), 12) / 10
 
 
-SHORT_BUDGET = default_short_budget(QUOTA)
+SHORT_BUDGET = default_short_budget(EXAMPLE.quota)
 """``default_short_budget`` of the book's 90 % quota: 1 % of requests."""
 
 

@@ -27,6 +27,7 @@ import numpy as np
 
 from replicaplan.core import _check, parallel
 from replicaplan.core.example import EXAMPLE
+from replicaplan.core.promises import PROMISES, Promises
 from replicaplan.planner.grid import (
     SEARCH_BATCHES,
     SEARCH_CHUNKED,
@@ -40,7 +41,6 @@ from replicaplan.planner.replay import default_short_budget, recommend, replay
 from replicaplan.planner.server import max_model_len, vllm_refusal
 from replicaplan.serving.catalogue import GPUS, MODELS, ModelShape, replica_hour_price
 from replicaplan.serving.replica import ReplicaModel
-from replicaplan.simulation.capacity import QUOTA, TPOT_SLO_S, TTFT_SLO_S
 from replicaplan.traffic.loadgen import AZURE_CONVERSATION, LengthMix
 from replicaplan.traffic.logs import TraceFile
 
@@ -117,9 +117,7 @@ class Settings:
     shortfall budget, the prices (per GPU-hour, by GPU name; the catalogue's list prices by
     default) and the screening's size and seed."""
 
-    ttft_slo_s: float = TTFT_SLO_S
-    tpot_slo_s: float = TPOT_SLO_S
-    quota: float = QUOTA
+    promises: Promises = PROMISES
     target_utilization: float = EXAMPLE.target_utilization
     startup_min: int = EXAMPLE.startup_min
     short_budget: float | None = None
@@ -136,7 +134,9 @@ class Settings:
 
     @property
     def budget(self) -> float:
-        return default_short_budget(self.quota) if self.short_budget is None else self.short_budget
+        if self.short_budget is None:
+            return default_short_budget(self.promises.quota)
+        return self.short_budget
 
 
 @dataclass(frozen=True)
@@ -231,9 +231,7 @@ def evaluate(
             lengths,
             replica,
             target_utilization=settings.target_utilization,
-            ttft_slo_s=settings.ttft_slo_s,
-            tpot_slo_s=settings.tpot_slo_s,
-            quota=settings.quota,
+            promises=settings.promises,
             n_requests=settings.n_requests,
             seed=settings.seed,
             grid_points=SEARCH_GRID_POINTS,

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from replicaplan.core import _check
+from replicaplan.core.promises import Promises
 
 
 @dataclass(frozen=True)
@@ -50,12 +51,12 @@ class Trace:
         """End-to-end latency (residence time W)."""
         return self.end - self.arrival
 
-    def meets(self, ttft_slo_s: float, tpot_slo_s: float) -> np.ndarray:
-        """True for requests that meet both SLOs: TTFT ≤ τ_TTFT and TPOT ≤ τ_TPOT (a rejected
-        request meets neither)."""
-        _check.positive("ttft_slo_s", ttft_slo_s)
-        _check.positive("tpot_slo_s", tpot_slo_s)
-        return (self.ttft <= ttft_slo_s) & (self.tpot <= tpot_slo_s) & ~self.rejected
+    def meets(self, promises: Promises) -> np.ndarray:
+        """True for requests that meet both promises: TTFT ≤ τ_TTFT and TPOT ≤ τ_TPOT (a
+        rejected request meets neither)."""
+        return (
+            (self.ttft <= promises.ttft_slo_s) & (self.tpot <= promises.tpot_slo_s) & ~self.rejected
+        )
 
     def window(self, skip: int) -> Trace:
         """The trace without its first ``skip`` requests (the warm-up)."""

@@ -19,6 +19,7 @@ import numpy as np
 from replicaplan.core import _check, parallel
 from replicaplan.core.example import EXAMPLE
 from replicaplan.core.parallel import fork_map
+from replicaplan.core.promises import PROMISES, Promises
 from replicaplan.core.stats import batch_means_error, standard_error
 from replicaplan.serving.engine import simulate_closed, simulate_open
 from replicaplan.serving.queueing import interactive_law, simulate_mm1
@@ -31,13 +32,6 @@ from replicaplan.traffic.loadgen import (
     poisson_arrivals,
     think_times,
 )
-
-TTFT_SLO_S = EXAMPLE.ttft_slo_s
-"""τ_TTFT default (the running example's promise)."""
-TPOT_SLO_S = EXAMPLE.tpot_slo_s
-"""τ_TPOT default (the running example's promise)."""
-QUOTA = EXAMPLE.quota
-"""Share of requests that must meet the SLOs."""
 
 
 @dataclass(frozen=True)
@@ -285,11 +279,10 @@ def _grid(rates) -> list[float]:
     return arr.tolist()
 
 
-def _checked_sweep_args(n_requests: int, warmup: float, quota: float):
+def _checked_sweep_args(n_requests: int, warmup: float):
     n_requests = _check.integer("n_requests", n_requests, minimum=10)
     warmup = _check.fraction("warmup", warmup, low_open=False, high_open=True)
-    quota = _check.fraction("quota", quota, high_open=True)
-    return n_requests, int(n_requests * warmup), quota
+    return n_requests, int(n_requests * warmup)
 
 
 def replica_sweep(
@@ -299,9 +292,7 @@ def replica_sweep(
     mix: LengthMix | str = "azure",
     n_requests: int = 5000,
     warmup: float = 0.1,
-    quota: float = QUOTA,
-    ttft_slo_s: float = TTFT_SLO_S,
-    tpot_slo_s: float = TPOT_SLO_S,
+    promises: Promises = PROMISES,
     cv: float = 1.0,
     seed: int = 0,
     resolution: float = 0.02,
@@ -315,13 +306,12 @@ def replica_sweep(
     numbers), so the curve is smooth in λ. ``cv`` is the coefficient of variation of the gaps
     between arrivals (1: Poisson; above 1: bursts). μ* is then measured again on independent
     draws of lengths and arrivals until its standard error is ``precision`` of it (``replicate``;
-    None for the one sweep).
+    None for the one sweep). A request counts when it keeps ``promises``; μ* is the largest rate
+    at which their quota of requests does.
     """
     grid = _grid(rates)
     cv = _check.positive("cv", cv)
-    n_requests, skip, quota = _checked_sweep_args(n_requests, warmup, quota)
-    _check.positive("ttft_slo_s", ttft_slo_s)
-    _check.positive("tpot_slo_s", tpot_slo_s)
+    n_requests, skip = _checked_sweep_args(n_requests, warmup)
     model = model or ReplicaModel()
     if mix == "identical":
         prompt, output = identical(n_requests, *AZURE_CONVERSATION.mean())
@@ -344,7 +334,7 @@ def replica_sweep(
                 else gamma_arrivals(rate, cv, n_requests, rng)
             )
             trace = simulate_open(model, arrival, *lengths).window(skip)
-            return _point(rate, trace.meets(ttft_slo_s, tpot_slo_s))
+            return _point(rate, trace.meets(promises))
 
         return measure
 
@@ -357,7 +347,7 @@ def replica_sweep(
         return measure_with(lengths, [seed, 3, r])
 
     sweep = search(
-        measure_with((prompt, output), [seed, 1]), grid, quota, resolution, parallel=True
+        measure_with((prompt, output), [seed, 1]), grid, promises.quota, resolution, parallel=True
     )
     return replicate(sweep, measure_for, resolution, precision)
 
@@ -369,7 +359,7 @@ def mm1_sweep(
     tau: float,
     n_requests: int = 5000,
     warmup: float = 0.1,
-    quota: float = QUOTA,
+    quota: float = EXAMPLE.quota,
     seed: int = 0,
     resolution: float = 0.02,
     precision: float | None = PRECISION,
@@ -380,7 +370,8 @@ def mm1_sweep(
     smooth in λ and the bisection converges on one crossing.
     """
     grid = _grid(rates)
-    n_requests, skip, quota = _checked_sweep_args(n_requests, warmup, quota)
+    n_requests, skip = _checked_sweep_args(n_requests, warmup)
+    quota = _check.fraction("quota", quota, high_open=True)
     mu = _check.positive("mu", mu)
     tau = _check.positive("tau", tau)
 
@@ -420,10 +411,10 @@ class LoopComparison:
     predicted: float
     skip: int
 
-    def conformance(self, which: str, ttft_slo_s=TTFT_SLO_S, tpot_slo_s=TPOT_SLO_S) -> float:
+    def conformance(self, which: str, promises: Promises = PROMISES) -> float:
         """Share of requests after the warm-up meeting both promises; ``which``: closed or open."""
         trace = {"closed": self.closed, "open": self.opened}[which]
-        return float(trace.window(self.skip).meets(ttft_slo_s, tpot_slo_s).mean())
+        return float(trace.window(self.skip).meets(promises).mean())
 
 
 def closed_against_open(

@@ -8,7 +8,7 @@ import argparse
 import json
 
 from replicaplan.interface import options as opt
-from replicaplan.interface.commands.fleet import add_promises
+from replicaplan.interface.commands.fleet import add_promises, promises
 
 DEFAULT_RATES = "1:10:0.5"
 """The replica's default grid of rates (req/s)."""
@@ -100,9 +100,7 @@ def run(args: argparse.Namespace):
             args.rates or opt.rate_grid(DEFAULT_RATES),
             mix=args.mix,
             n_requests=args.requests,
-            quota=args.quota,
-            ttft_slo_s=args.ttft_slo,
-            tpot_slo_s=args.tpot_slo,
+            promises=promises(args),
             seed=args.seed,
             resolution=args.resolution,
             precision=args.precision,

@@ -552,9 +552,7 @@ def plan_of(args: argparse.Namespace, log, lengths, model, price_per_gpu_hour):
             model,
             lengths=lengths,
             target_utilization=args.target,
-            ttft_slo_s=args.ttft_slo,
-            tpot_slo_s=args.tpot_slo,
-            quota=args.quota,
+            promises=promises(args),
             startup_min=args.startup,
             short_budget=args.short_budget,
             max_replicas=args.max_replicas,
@@ -579,15 +577,27 @@ def plan_of(args: argparse.Namespace, log, lengths, model, price_per_gpu_hour):
         if str(err).startswith("max_replicas"):
             raise ValueError(str(err).replace("max_replicas", "--max-replicas", 1)) from None
         if str(err).startswith("the promises ("):
-            named = str(err)
-            for name, flag in (
-                ("ttft_slo_s=", "--ttft-slo "),
-                ("tpot_slo_s=", "--tpot-slo "),
-                ("quota=", "--quota "),
-            ):
-                named = named.replace(name, flag, 1)
-            raise ValueError(named) from None
+            raise ValueError(by_flags(str(err))) from None
         raise
+
+
+def promises(args: argparse.Namespace):
+    """The ``Promises`` the command's flags make (each flag already checked by its type)."""
+    from replicaplan.core.promises import Promises
+
+    return Promises(ttft_slo_s=args.ttft_slo, tpot_slo_s=args.tpot_slo, quota=args.quota)
+
+
+def by_flags(text: str) -> str:
+    """A message naming the promises as ``Promises.said`` does, with the flags' names instead:
+    '(ttft_slo_s=1.0, …)' → '(--ttft-slo 1.0, …)'."""
+    for name, flag in (
+        ("ttft_slo_s=", "--ttft-slo "),
+        ("tpot_slo_s=", "--tpot-slo "),
+        ("quota=", "--quota "),
+    ):
+        text = text.replace(name, flag)
+    return text
 
 
 def write(args: argparse.Namespace, p, outputs: dict, extra=None, deployment=()) -> list[str]:

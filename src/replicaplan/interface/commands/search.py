@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 from replicaplan.interface import options as opt
@@ -175,9 +176,7 @@ def _run(args: argparse.Namespace, outputs: dict):
             raise ValueError(f"--replica: {err}") from None
     settings = searching.Settings(
         calibration=calibrated,
-        ttft_slo_s=args.ttft_slo,
-        tpot_slo_s=args.tpot_slo,
-        quota=args.quota,
+        promises=fleet.promises(args),
         target_utilization=args.target,
         startup_min=args.startup,
         short_budget=args.short_budget,
@@ -208,6 +207,9 @@ def _run(args: argparse.Namespace, outputs: dict):
     finally:
         if client is not None:
             client.close()
+    # the refused candidates' reasons name the promises by the flags that set them
+    named = [replace(o, reason=fleet.by_flags(o.reason)) for o in result.outcomes]
+    result = replace(result, outcomes=named)
     if result.best is None:
         return search_report.text(result) + "\nnothing written", 2
     best = result.best
