@@ -748,3 +748,52 @@ def test_a_window_ending_at_23_00_ends_on_its_own_day():
     table[24 * 1 + 22] = 4
     obj = mf.keda_scaled_object("llm", 5, min_replicas=1, max_replicas=9, schedule=table)
     assert _cron(obj) == [("0 22 * * 1", "0 23 * * 1", "4")]
+
+
+# ---------------------------------------------------------------- the latency guard
+def test_the_latency_guard_asks_for_more_only_while_the_ttft_quantile_passes_the_promise(
+    capsys, tmp_path
+):
+    """--latency-guard adds a Value trigger on the fleet's p90 TTFT (the quota's quantile of
+    vLLM's histogram, over this Deployment's pods) with --ttft-slo as its threshold. Fed to the
+    HPA's own arithmetic for a Value target (getUsageRatioReplicaCount, ``hpa.desired_replicas``)
+    with 4 replicas: p90 at 2.5 s against 1 s asks for ⌈4 · 2.5⌉ = 10; at 0.6 s it asks for
+    ⌈4 · 0.6⌉ = 3, fewer than the main trigger's 4, so the largest proposal is the main one's;
+    within the 10 % tolerance it keeps 4. The object passes KEDA's CRD and the query parses."""
+    import promql_parser
+
+    from replicaplan.autoscalers.hpa import MetricSpec, desired_replicas
+    from replicaplan.interface.cli import main
+
+    log = str(Path(__file__).parents[1] / "data/azure-llm-inference-2023/conv_sample.csv")
+    keda = tmp_path / "keda.yaml"
+    args = ["plan", "--log", log, "--keda", str(keda), "--latency-guard", "--ttft-slo", "1.0"]
+    assert main([*args, "--namespace", "serving", "--served-model", "m"]) == 0
+    obj = yaml.safe_load(keda.read_text())
+    jsonschema.validate(obj, KEDA_SCHEMA)
+    (guard,) = [t for t in obj["spec"]["triggers"] if t.get("name") == "latency-guard"]
+    assert guard["metricType"] == "Value"
+    assert float(guard["metadata"]["threshold"]) == 1.0
+    assert guard["metadata"]["ignoreNullValues"] == "true"
+    query = guard["metadata"]["query"]
+    tree = promql_parser.parse(query)
+    assert tree.func.name == "histogram_quantile"
+    assert tree.args[0].val == 0.9
+    assert 'vllm:time_to_first_token_seconds_bucket{namespace="serving",model_name="m"' in query
+    assert 'pod=~"llm-[a-z0-9]+-[a-z0-9]+"' in query and "sum by (le)" in query
+    spec = MetricSpec("External", "Value", float(guard["metadata"]["threshold"]))
+    assert desired_replicas(spec, 4, value=2.5) == 10
+    assert desired_replicas(spec, 4, value=0.6) == 3
+    assert desired_replicas(spec, 4, value=1.05) == 4
+    assert desired_replicas(spec, 4, value=0.0) == 0  # NaN read as 0: the main trigger decides
+    # without the flag there is no guard
+    assert main(["plan", "--log", log, "--keda", str(keda)]) == 0
+    plain = yaml.safe_load(keda.read_text())
+    assert all(t.get("name") != "latency-guard" for t in plain["spec"]["triggers"])
+
+
+def test_a_guard_without_a_query_or_with_a_limit_of_zero_is_refused():
+    with pytest.raises(ValueError, match="guard query"):
+        manifest.keda_scaled_object("llm", 7.0, min_replicas=1, max_replicas=4, guard=("", 1.0))
+    with pytest.raises(ValueError, match="guard limit must be > 0"):
+        manifest.keda_scaled_object("llm", 7.0, min_replicas=1, max_replicas=4, guard=("up", 0))

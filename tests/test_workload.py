@@ -118,7 +118,7 @@ def _seconds(duration: str) -> float:
     return float(duration[:-1]) * {"s": 1, "m": 60, "h": 3600}[duration[-1]]
 
 
-@pytest.mark.parametrize("signal", ["completion_rate", "concurrency", "kv_tokens"])
+@pytest.mark.parametrize("signal", ["completion_rate", "concurrency", "kv_tokens", "ttft_guard"])
 def test_each_query_range_spans_at_least_four_scrapes(objects, signal):
     """rate() and avg_over_time() over a range that holds fewer than two samples return
     nothing; Prometheus's documentation advises a range of at least four scrape intervals
@@ -130,7 +130,11 @@ def test_each_query_range_spans_at_least_four_scrapes(objects, signal):
 
     _, (_, monitor) = objects
     interval = _seconds(monitor["spec"]["podMetricsEndpoints"][0]["interval"])
-    query = engines.keda_query(engines.ENGINES["vllm"], signal, "serving", "m", 1e5, "llm")
+    vllm = engines.ENGINES["vllm"]
+    if signal == "ttft_guard":  # the latency guard's quantile of the TTFT histogram
+        query = engines.ttft_quantile_query(vllm, 0.9, "serving", "m", "llm")
+    else:
+        query = engines.keda_query(vllm, signal, "serving", "m", 1e5, "llm")
     ranges, stack = [], [promql_parser.parse(query)]
     while stack:
         node = stack.pop()

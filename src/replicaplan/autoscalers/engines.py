@@ -41,6 +41,10 @@ class Engine:
     (``counter_request_success``, vllm/v1/metrics/loggers.py), SGLang's count of its end-to-end
     latency histogram, observed once a request finishes (``observe_one_finished_request``,
     python/sglang/srt/metrics/collector.py)."""
+    ttft: str = ""
+    """The time-to-first-token histogram (seconds; its ``_bucket`` series carry ``le``):
+    vLLM's ``histogram_time_to_first_token`` (vllm/v1/metrics/loggers.py), SGLang's of the same
+    name (python/sglang/srt/metrics/collector.py)."""
     model_label: str = "model_name"
 
 
@@ -51,6 +55,7 @@ ENGINES = {
         "vllm:num_requests_waiting",
         "vllm:kv_cache_usage_perc",
         "vllm:request_success_total",
+        "vllm:time_to_first_token_seconds",
     ),
     "sglang": Engine(
         "SGLang",
@@ -58,6 +63,7 @@ ENGINES = {
         "sglang:num_queue_reqs",
         "sglang:token_usage",
         "sglang:e2e_request_latency_seconds_count",
+        "sglang:time_to_first_token_seconds",
     ),
 }
 """The engines a plan can write for, by the name ``--engine`` takes."""
@@ -156,3 +162,19 @@ def adapter_rule(eng: Engine, signal: str, metric_name: str, cache_tokens: float
         "name": {"matches": f"^{re.escape(series)}$", "as": metric_name},
         "metricsQuery": f"sum({expression}) by (<<.GroupBy>>)",
     }
+
+
+def ttft_quantile_query(
+    eng: Engine, quantile: float, namespace: str, model: str, deployment: str | None = None
+) -> str:
+    """The fleet's ``quantile`` of the time to first token over the last minute, from the
+    engine's histogram: ``histogram_quantile`` of the buckets' rates summed over the pods of
+    ``deployment`` (Prometheus interpolates within a bucket). With no request in the window
+    the rates are 0 and the quantile is NaN."""
+    if not 0 < quantile < 1:
+        raise ValueError(f"quantile must lie in (0, 1), got {quantile!r}")
+    matchers = selector(namespace, model, eng.model_label, deployment)
+    return (
+        f"histogram_quantile({quantile!r}, sum by (le) "
+        f"(rate({eng.ttft}_bucket{matchers}[{WINDOW}])))"
+    )

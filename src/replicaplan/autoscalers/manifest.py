@@ -264,6 +264,7 @@ def keda_scaled_object(
     polling_interval_s: int | None = None,
     cooldown_period_s: int | None = None,
     wake: tuple[str, float] | None = None,
+    guard: tuple[str, float] | None = None,
 ) -> dict:
     """The KEDA ``ScaledObject`` (keda.sh/v1alpha1) equivalent to ``hpa_manifest``.
 
@@ -290,6 +291,14 @@ def keda_scaled_object(
     keeps ``ignoreNullValues: "false"`` (Prometheus down is an error); the engine's own trigger
     takes ``"true"``, since with no replica, and while the first one starts, its series do not
     exist: an error there would send KEDA to the fallback fleet on every wake-up.
+
+    With ``guard`` = (query, limit) a latency guard: a Prometheus trigger ``latency-guard`` of
+    metricType Value on ``query`` (the fleet's TTFT quantile, ``engines.ttft_quantile_query``)
+    with ``limit`` (the TTFT promise, seconds) as its threshold. For a Value target the HPA
+    wants ⌈N_r · value/limit⌉ replicas (``hpa.proportional_rule``), so the guard asks for more
+    only when the quantile passes the promise, in proportion, and the HPA takes the largest
+    proposal: below the promise the main trigger decides. A window without requests gives NaN,
+    which ``ignoreNullValues: "true"`` reads as 0 (``prometheus_scaler.go``): no pressure.
     """
     hpa = hpa_manifest(
         name,
@@ -313,6 +322,11 @@ def keda_scaled_object(
         if not isinstance(wake_query, str) or not wake_query.strip():
             raise ValueError(f"wake query must be a PromQL expression, got {wake_query!r}")
         per_replica = _check.positive("wake rate per replica", per_replica)
+    if guard is not None:
+        guard_query, limit = guard
+        if not isinstance(guard_query, str) or not guard_query.strip():
+            raise ValueError(f"guard query must be a PromQL expression, got {guard_query!r}")
+        limit = _check.positive("guard limit", limit)
     triggers = [
         {
             "type": "prometheus",
@@ -372,6 +386,20 @@ def keda_scaled_object(
                     "threshold": repr(round(per_replica, 3)),
                     "activationThreshold": "0",
                     "ignoreNullValues": "false",
+                },
+            }
+        )
+    if guard is not None:
+        triggers.append(
+            {
+                "type": "prometheus",
+                "name": "latency-guard",
+                "metricType": "Value",
+                "metadata": {
+                    "serverAddress": prometheus,
+                    "query": guard_query,
+                    "threshold": repr(limit),
+                    "ignoreNullValues": "true",
                 },
             }
         )

@@ -205,6 +205,7 @@ def plan(
     max_replicas: int | None = None,
     min_replicas: int | None = None,
     wake_query: str | None = None,
+    latency_guard: bool = False,
     keda_polling_s: int | None = None,
     keda_cooldown_s: int | None = None,
     price_per_gpu_hour: float | None = None,
@@ -238,7 +239,10 @@ def plan(
     keep to it). ``min_replicas=0`` scales to zero, through KEDA alone, and needs
     ``wake_query``: the PromQL of the requests arriving a second in front of the engine, which
     wakes the fleet (``manifest.keda_scaled_object``'s ``wake``); the HPA and its replay keep a
-    floor of 1, an upper bound on what the idle hours cost. ``keda_polling_s`` and
+    floor of 1, an upper bound on what the idle hours cost. ``latency_guard`` adds to the
+    ScaledObject a trigger on the fleet's quota-quantile of TTFT against the TTFT promise
+    (``manifest.keda_scaled_object``'s ``guard``); the replays do not model it (they have no
+    TTFT), so it only ever adds replicas to what they show. ``keda_polling_s`` and
     ``keda_cooldown_s`` go to the ScaledObject's ``pollingInterval`` and ``cooldownPeriod``
     (KEDA's defaults, 30 s and 300 s, when None). ``timezone`` (an IANA zone) is the clock the
     schedule is learned on and its cron triggers fire in: each minute of the log is placed on
@@ -349,6 +353,14 @@ def plan(
         query=query,
         # arrivals a second in front of the engine, per replica at the target: ρ*μ*
         wake=(wake_query, mu_star * target) if to_zero else None,
+        guard=(
+            engines.ttft_quantile_query(
+                eng, promises.quota, namespace, served_model, deployment=name
+            ),
+            promises.ttft_slo_s,
+        )
+        if latency_guard
+        else None,
     )
     # the replays start where the policies' do: the first minute's fleet at the target
     first = replicas_needed(float(rate[0]), mu_star, target)

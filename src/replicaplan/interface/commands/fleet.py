@@ -189,6 +189,14 @@ def add_fleet_options(parser: argparse.ArgumentParser) -> None:
         "running); KEDA wakes the fleet when it is above 0 and also scales on it",
     )
     parser.add_argument(
+        "--latency-guard",
+        action="store_true",
+        help="add to the ScaledObject (--keda) a trigger on the fleet's TTFT quantile at the "
+        "quota (p90 for 0.9, from the engine's histogram) against --ttft-slo: it asks for more "
+        "replicas, in proportion, only while that quantile passes the promise (not in the "
+        "replays, which have no TTFT)",
+    )
+    parser.add_argument(
         "--polling-interval",
         type=opt.whole(1, 3600),
         default=None,
@@ -558,6 +566,7 @@ def plan_of(args: argparse.Namespace, log, lengths, model, price_per_gpu_hour):
             max_replicas=args.max_replicas,
             min_replicas=args.min_replicas,
             wake_query=args.wake_query,
+            latency_guard=args.latency_guard,
             keda_polling_s=args.polling_interval,
             keda_cooldown_s=args.cooldown_period,
             price_per_gpu_hour=price_per_gpu_hour,
