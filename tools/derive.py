@@ -125,11 +125,20 @@ def derivations() -> list[tuple[str, tuple, object, str, str]]:
     from replicaplan.core import derived
 
     # A function the file does not hold yet returns 1.0 while the modules load (a module-level
-    # constant may call one), so the file can be written when it is missing functions.
-    derived.__getattr__ = lambda name: lambda *args: 1.0
+    # constant may call one), so the file can be written when it is missing functions; only
+    # names of functions (not dunders a tool looks up, such as pytest's ``pytest_plugins``).
+    def missing(name: str):
+        if name.startswith("_") or not name.islower() or name.startswith("pytest"):
+            raise AttributeError(name)
+        return lambda *args: 1.0
+
+    derived.__getattr__ = missing
+    try:
+        modules = [importlib.import_module(m) for m in MODULES]
+    finally:
+        del derived.__getattr__
     found = []
-    for module_name in MODULES:
-        module = importlib.import_module(module_name)
+    for module_name, module in zip(MODULES, modules, strict=True):
         for name, (args, expression, kind, formula) in module.derivations().items():
             found.append((name, args, expression, kind, (module_name, formula)))
     return found
