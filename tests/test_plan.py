@@ -11,6 +11,7 @@ import pytest
 import yaml
 
 from replicaplan.autoscalers import manifest
+from replicaplan.core.startup import Startup
 from replicaplan.planner import plan
 from replicaplan.scenarios.synthetic import noisy_days
 from replicaplan.serving.fluid import replicas_needed
@@ -56,18 +57,18 @@ spec:
 def test_ramp_and_step_reserves_by_hand():
     ramp = np.arange(0, 60.0, 1.0)  # +1 req/s every minute
     # over a 10-minute start-up the ramp adds 10 req/s: ⌈10/6.4⌉ = 2; one minute's step: 1
-    assert plan.steepest_ramp_reserve(ramp, 8.0, 0.8, 10) == 2
+    assert plan.steepest_ramp_reserve(ramp, 8.0, 0.8, Startup(10)) == 2
     assert plan.largest_step_reserve(ramp, 8.0, 0.8) == 1
-    assert plan.spares_for(ramp, 8.0, 0.8, 10) == 2
-    assert plan.steepest_ramp_reserve(ramp, 8.0, 0.8, 0) == 0
+    assert plan.spares_for(ramp, 8.0, 0.8, Startup(10)) == 2
+    assert plan.steepest_ramp_reserve(ramp, 8.0, 0.8, Startup(0)) == 0
     step = np.r_[np.full(30, 2.0), np.full(30, 30.0)]
-    assert plan.spares_for(step, 8.0, 0.8, 10) == math.ceil(28 / 6.4) == 5
+    assert plan.spares_for(step, 8.0, 0.8, Startup(10)) == math.ceil(28 / 6.4) == 5
 
 
 @pytest.fixture(scope="module")
 def two_days():
     rate = noisy_days(2, noise=0.1, seed=3).ravel()
-    return plan.plan(rate, startup_min=15, n_requests=2000)
+    return plan.plan(rate, startup=Startup(15), n_requests=2000)
 
 
 @pytest.mark.slow
@@ -85,7 +86,7 @@ def test_an_hpa_written_by_hand_is_read_as_kubernetes_would_apply_it(two_days):
         HAND_WRITTEN_HPA,
         two_days.replica,
         initial=int(two_days.hpa_run.ready[0]),
-        startup_min=15,
+        startup=Startup(15),
         signal="concurrency",
     )
     assert run.paid.min() >= 2 and run.ready.max() <= 9
@@ -101,7 +102,7 @@ def test_the_autoscalers_replays_start_from_the_fleet_the_policies_start_from():
     to start from the measured replica's top rate c_m at full use, fewer replicas than the
     policies it is compared with (issue #32)."""
     busy_start = np.r_[np.full(20, 40.0), np.full(20, 10.0)]  # req/s a minute
-    p = plan.plan(busy_start, startup_min=2, n_requests=1000)
+    p = plan.plan(busy_start, startup=Startup(2), n_requests=1000)
     first = replicas_needed(float(p.rate[0]), p.point.mu_star, p.point.target_utilization)
     chase = p.rows[1].result
     assert chase.ready[0] == first
@@ -131,7 +132,7 @@ def test_the_hpa_on_steady_traffic_stays_between_mu_star_and_the_target(lam):
         hpa,
         replica,
         initial=math.ceil(lam / point.rate),
-        startup_min=2,
+        startup=Startup(2),
         signal="concurrency",
     )
     settled = run.ready[3600:]
@@ -150,7 +151,7 @@ SCHEDULE_WINS_STARTUP_MIN = 18
 def scheduled_week():
     return plan.plan(
         logs.read_rate_series(WEEK),
-        startup_min=SCHEDULE_WINS_STARTUP_MIN,
+        startup=Startup(SCHEDULE_WINS_STARTUP_MIN),
         n_requests=2000,
         short_budget=0,  # every minute covered: the schedule is the cheapest that does it
     )
@@ -169,7 +170,7 @@ def test_the_keda_object_read_back_reproduces_its_replay_and_holds_its_minimums(
         f.read_text(),
         p.replica,
         initial=int(p.hpa_run.ready[0]),
-        startup_min=SCHEDULE_WINS_STARTUP_MIN,
+        startup=Startup(SCHEDULE_WINS_STARTUP_MIN),
         start_s=p.start_s,
         signal=p.scaling.signal,
     )
@@ -254,7 +255,7 @@ def test_a_surge_against_the_start_up_the_rate_signal_holds_what_it_needs():
     busiest minute's, and pays no more than keeping that fleet on."""
     mu = plan.operating_point(lg.AZURE_CONVERSATION, n_requests=2000).mu_star
     rate = np.r_[np.full(10, 0.5 * mu), np.full(10, 3.5 * mu), np.full(30, 0.5 * mu)]
-    p = plan.plan(rate, startup_min=10, n_requests=2000)
+    p = plan.plan(rate, startup=Startup(10), n_requests=2000)
     busiest = math.ceil(3.5 / p.point.target_utilization)  # ⌈λ_max/(ρ*μ*)⌉ = 5
     assert p.max_replicas == 2 * busiest == p.hpa["spec"]["maxReplicas"]
     assert p.keda["spec"]["maxReplicaCount"] == 2 * busiest
@@ -263,7 +264,7 @@ def test_a_surge_against_the_start_up_the_rate_signal_holds_what_it_needs():
     assert p.scaling.signal == "completion_rate"
     assert p.hpa_run.paid.max() <= busiest
     assert p.hpa_run.paid_hours <= always_on.priced.paid_hours
-    in_flight = plan.plan(rate, startup_min=10, n_requests=2000, signal="concurrency")
+    in_flight = plan.plan(rate, startup=Startup(10), n_requests=2000, signal="concurrency")
     assert in_flight.hpa_run.paid.max() == 2 * busiest  # the surge asked for all of them
     assert in_flight.hpa_run.paid_hours > 1.2 * p.hpa_run.paid_hours
 
@@ -313,7 +314,7 @@ def test_the_schedule_is_learned_on_the_zones_hours_and_its_cron_fires_there():
     rate = np.full(3 * 1440, 4.0)
     for d in range(3):
         rate[d * 1440 + 13 * 60 : d * 1440 + 14 * 60] = 60.0
-    kw = dict(start_s=start, startup_min=10, precision=None, n_requests=2000)
+    kw = dict(start_s=start, startup=Startup(10), precision=None, n_requests=2000)
     rome = plan.plan(rate, timezone="Europe/Rome", **kw)
     utc = plan.plan(rate, **kw)
     assert rome.timezone == "Europe/Rome" and not rome.offset_changes

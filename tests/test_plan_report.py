@@ -4,6 +4,7 @@ its files appear whole; what it says is what the plan holds."""
 import numpy as np
 import pytest
 
+from replicaplan.core.startup import Startup
 from replicaplan.interface import plan_report
 from replicaplan.planner import plan
 
@@ -11,7 +12,7 @@ from replicaplan.planner import plan
 @pytest.fixture(scope="module")
 def quiet_hour():
     rate = np.r_[np.full(20, 2.0), np.full(20, 9.0), np.full(20, 3.0)]
-    return plan.plan(rate, startup_min=2, n_requests=1000)
+    return plan.plan(rate, startup=Startup(2), n_requests=1000)
 
 
 def test_the_report_reads_the_sensitivity_the_planner_computed(quiet_hour, tmp_path):

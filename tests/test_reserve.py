@@ -3,6 +3,7 @@ import pytest
 import sympy as sp
 
 from replicaplan.core import symbols as S
+from replicaplan.core.startup import Startup
 from replicaplan.planner import reserve as rs
 
 
@@ -73,8 +74,8 @@ def test_a_log_that_never_rises_needs_no_spares():
     flat = np.full(60, 20.0)
     for rate in (falling, flat):
         assert rs.largest_step_reserve(rate, 8.0, 0.8) == 0
-        assert rs.steepest_ramp_reserve(rate, 8.0, 0.8, 8) == 0
-        assert rs.spares_for(rate, 8.0, 0.8, 8) == 0
+        assert rs.steepest_ramp_reserve(rate, 8.0, 0.8, Startup(8)) == 0
+        assert rs.spares_for(rate, 8.0, 0.8, Startup(8)) == 0
 
 
 def test_scale_to_zero_is_worth_any_saving():
@@ -89,13 +90,13 @@ def test_the_steepest_ramp_of_a_log_by_hand():
     a slope of 8/480 req/s², so 8 minutes of start-up need ⌈8/(0.8 · 8)⌉ = ⌈1.25⌉ = 2 spares;
     with 3 minutes, ⌈3/6.4⌉ = 1."""
     rate = np.r_[np.full(5, 10.0), 10.0 + np.arange(1, 21), np.full(5, 30.0)]
-    assert rs.steepest_ramp_reserve(rate, 8.0, 0.8, 8) == 2
-    assert rs.steepest_ramp_reserve(rate, 8.0, 0.8, 3) == 1
-    assert rs.steepest_ramp_reserve(rate, 8.0, 0.8, 0) == 0  # no start-up, no ramp to cover
+    assert rs.steepest_ramp_reserve(rate, 8.0, 0.8, Startup(8)) == 2
+    assert rs.steepest_ramp_reserve(rate, 8.0, 0.8, Startup(3)) == 1
+    assert rs.steepest_ramp_reserve(rate, 8.0, 0.8, Startup(0)) == 0  # no start-up: no ramp
     # a log no longer than the start-up has no window to measure: none; one minute longer has
-    assert rs.steepest_ramp_reserve(np.arange(8.0) * 10, 8.0, 0.8, 8) == 0
-    assert rs.steepest_ramp_reserve(np.arange(9.0) * 10, 8.0, 0.8, 8) == 13  # ⌈80/6.4⌉
-    assert rs.spares_for(rate, 8.0, 0.8, 8) == 2  # the step of 1 req/s needs only 1
+    assert rs.steepest_ramp_reserve(np.arange(8.0) * 10, 8.0, 0.8, Startup(8)) == 0
+    assert rs.steepest_ramp_reserve(np.arange(9.0) * 10, 8.0, 0.8, Startup(8)) == 13  # ⌈80/6.4⌉
+    assert rs.spares_for(rate, 8.0, 0.8, Startup(8)) == 2  # the step of 1 req/s needs only 1
 
 
 def test_scale_to_zero_saves_nothing_when_the_silence_is_shorter_than_the_start_up():
@@ -111,7 +112,7 @@ def test_the_ramp_reserve_at_a_whole_number_of_replicas():
     flat = np.full(5, 10.0)
     exact = np.r_[flat, 10.0 + 0.8 * np.arange(1, 9), np.full(5, 16.4)]  # +6.4 over 8 minutes
     above = np.r_[flat, 10.0 + 0.8125 * np.arange(1, 9), np.full(5, 16.5)]  # +6.5
-    assert rs.steepest_ramp_reserve(exact, 8.0, 0.8, 8) == 1
-    assert rs.steepest_ramp_reserve(above, 8.0, 0.8, 8) == 2
+    assert rs.steepest_ramp_reserve(exact, 8.0, 0.8, Startup(8)) == 1
+    assert rs.steepest_ramp_reserve(above, 8.0, 0.8, Startup(8)) == 2
     with pytest.raises(ValueError, match="startup_min"):
-        rs.steepest_ramp_reserve(exact, 8.0, 0.8, -1)
+        rs.steepest_ramp_reserve(exact, 8.0, 0.8, Startup(-1))

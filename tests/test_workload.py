@@ -13,6 +13,7 @@ import pytest
 import yaml
 
 from replicaplan.autoscalers import workload
+from replicaplan.core.startup import Startup
 from replicaplan.planner import server
 from replicaplan.serving.catalogue import MODELS
 from replicaplan.serving.replica import ReplicaModel
@@ -41,7 +42,7 @@ def objects(sample):
         namespace="serving",
         served_model="meta-llama/Meta-Llama-3-8B-Instruct",
         replicas=2,
-        startup_min=8,
+        startup=Startup(8),
         image="vllm/vllm-openai:v0.11.0",
     )
 

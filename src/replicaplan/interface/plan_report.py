@@ -43,7 +43,7 @@ def summary(p: Plan, **context) -> dict:
             "metric": p.hpa["spec"]["metrics"][0]["pods"]["metric"]["name"],
             "why": p.scaling.why,
         },
-        "startup_min": p.startup_min,
+        "startup_min": p.startup.minutes,
         "price_per_gpu_hour": p.price_per_gpu_hour,
         "gpus_per_replica": p.gpus,
         "price_per_replica_hour": p.price_per_replica_hour,
@@ -190,7 +190,7 @@ def text(p: Plan, *, log: str = "") -> str:
         ),
         f"the autoscaler holds {p.scaling.why}",
         "",
-        f"the traffic replayed ({p.startup_min} min start-up, {_price_words(p)}):",
+        f"the traffic replayed ({p.startup.minutes} min start-up, {_price_words(p)}):",
         policy_table(p).text(indent="  "),
         f"  ({POLICY_LEGEND})",
         f"recommended: {p.recommended.policy.name} ({p.why})",
@@ -246,7 +246,7 @@ def _blocks(p: Plan, log: str, sens) -> list[tuple]:
         ("h2", "The policies over this traffic"),
         (
             "p",
-            f"Start-up {p.startup_min} min, price {_price_words(p)}. "
+            f"Start-up {p.startup.minutes} min, price {_price_words(p)}. "
             f"Recommended: **{p.recommended.policy.name}**, {p.why}; its bill "
             f"{_phase_sentence(p)}.",
         ),

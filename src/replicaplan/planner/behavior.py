@@ -10,20 +10,21 @@ import numpy as np
 
 from replicaplan.autoscalers.hpa import Rules, ScalingPolicy
 from replicaplan.core import _check
+from replicaplan.core.startup import Startup
 from replicaplan.planner.reserve import step_reserve
 from replicaplan.simulation.day import SCALE_DOWN_WINDOW_MIN
 
 
 # ------------------------------------------------------------------ the autoscaler's behavior
-def scale_down_window_min(startup_min: int) -> int:
+def scale_down_window_min(startup: Startup) -> int:
     """Minutes of recommendations a scale-down respects: max(the book's window, T_start).
 
     A replica given back and wanted again within a start-up leaves that start-up uncovered,
     so a dip shorter than T_start should not release one."""
-    return max(SCALE_DOWN_WINDOW_MIN, _check.integer("startup_min", startup_min, minimum=0))
+    return max(SCALE_DOWN_WINDOW_MIN, startup.minutes)
 
 
-def behavior(rate, mu_star_rps: float, target: float, startup_min: int) -> tuple[Rules, Rules]:
+def behavior(rate, mu_star_rps: float, target: float, startup: Startup) -> tuple[Rules, Rules]:
     """The HPA's ``behavior`` from the start-up time and the log's ramps.
 
     Up, every 15 s sync: no window; at most max(4, k↑) pods or 100 % more, whichever is more,
@@ -39,6 +40,6 @@ def behavior(rate, mu_star_rps: float, target: float, startup_min: int) -> tuple
     up = Rules((ScalingPolicy("Pods", max(4, k_up), 15), ScalingPolicy("Percent", 100, 15)))
     down = Rules(
         (ScalingPolicy("Pods", max(1, k_down), 60),),
-        stabilization_s=60 * scale_down_window_min(startup_min),
+        stabilization_s=60 * scale_down_window_min(startup),
     )
     return up, down

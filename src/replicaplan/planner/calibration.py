@@ -14,6 +14,7 @@ from replicaplan.autoscalers.manifest import (
 )
 from replicaplan.core import _check
 from replicaplan.core.parallel import fork_map, jobs
+from replicaplan.core.startup import Startup
 from replicaplan.planner.operating import OperatingPoint
 from replicaplan.serving.engine import simulate_open
 from replicaplan.serving.fluid import MeasuredReplica
@@ -101,7 +102,7 @@ def hpa_replay(
     replica: MeasuredReplica,
     *,
     initial: int,
-    startup_min: int,
+    startup: Startup,
     signal: str,
     seed: int = 0,
 ) -> FleetRun:
@@ -110,7 +111,7 @@ def hpa_replay(
     from ``initial`` ready replicas (within the manifest's bounds): the plan starts it where it
     starts the policies it compares, ⌈λ(0)/(ρ*μ*)⌉."""
     controller = controller_from_manifest(manifest, signal=signal)
-    return _replay(rate, controller, replica, initial, startup_min, seed)
+    return _replay(rate, controller, replica, initial, startup, seed)
 
 
 def keda_replay(
@@ -119,7 +120,7 @@ def keda_replay(
     replica: MeasuredReplica,
     *,
     initial: int,
-    startup_min: int,
+    startup: Startup,
     start_s: float,
     signal: str,
     seed: int = 0,
@@ -128,11 +129,11 @@ def keda_replay(
     by ``start_s``) driving a fleet of ``replica`` over ``rate`` from ``initial`` ready
     replicas, as ``hpa_replay``."""
     controller = controller_from_scaled_object(scaled_object, start_s=start_s, signal=signal)
-    return _replay(rate, controller, replica, initial, startup_min, seed)
+    return _replay(rate, controller, replica, initial, startup, seed)
 
 
 def _replay(
-    rate, controller, replica: MeasuredReplica, initial: int, startup_min: int, seed: int
+    rate, controller, replica: MeasuredReplica, initial: int, startup: Startup, seed: int
 ) -> FleetRun:
     """The log's per-minute rates fed as they are, each second of a minute at its minute's rate:
     the measured replica's steady states already hold the randomness of arrivals within a
@@ -144,7 +145,7 @@ def _replay(
     return simulate_fleet(
         per_second(rate),
         controller,
-        startup_s=60 * _check.integer("startup_min", startup_min, minimum=0),
+        startup_s=startup.seconds,
         replica=replica,
         initial=min(first, controller.hpa.max_replicas),
         seed=seed,

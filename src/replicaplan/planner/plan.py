@@ -28,6 +28,7 @@ from replicaplan.autoscalers.manifest import (
 from replicaplan.core import _check, calendar
 from replicaplan.core.example import EXAMPLE
 from replicaplan.core.promises import PROMISES, Promises
+from replicaplan.core.startup import STARTUP, Startup
 from replicaplan.economics.cost import price_run
 from replicaplan.planner.behavior import behavior, scale_down_window_min
 from replicaplan.planner.calibration import hpa_replay, keda_replay, measured_replica
@@ -117,7 +118,7 @@ class Plan:
     offset_changes: bool
     """True when the log spans a summer-time change of ``timezone``: hours after it were
     learned an hour off."""
-    startup_min: int
+    startup: Startup
     price_per_replica_hour: float
     """Price of a replica-hour: its GPUs × the price of a GPU-hour."""
     price_per_gpu_hour: float
@@ -200,7 +201,7 @@ def plan(
     lengths: TraceFile | LengthMix | None = None,
     target_utilization: float = EXAMPLE.target_utilization,
     promises: Promises = PROMISES,
-    startup_min: int = EXAMPLE.startup_min,
+    startup: Startup = STARTUP,
     short_budget: float | None = None,
     max_replicas: int | None = None,
     min_replicas: int | None = None,
@@ -263,12 +264,11 @@ def plan(
     start_s = calendar.wall_clock_s(utc_start_s, timezone)
     if not rate.any():
         raise ValueError("traffic holds no requests")
-    startup_min = _check.integer("startup_min", startup_min, minimum=0)
-    window = scale_down_window_min(startup_min)
+    window = scale_down_window_min(startup)
     if rate.size < window:
         raise ValueError(
             f"traffic covers {rate.size} minute(s), shorter than the scale-down window "
-            f"({window} min = max({SCALE_DOWN_WINDOW_MIN}, startup_min)): a replay could not "
+            f"({window} min = max({SCALE_DOWN_WINDOW_MIN}, T_start)): a replay could not "
             "show one scale-down; give a log of at least that many minutes"
         )
     if price_per_gpu_hour is None:
@@ -293,7 +293,7 @@ def plan(
         rate,
         mu_star,
         target=target,
-        startup_min=startup_min,
+        startup=startup,
         price_per_replica_hour=price_per_replica_hour,
         tokens_per_request=point.mean_output,
         start_s=start_s,
@@ -314,7 +314,7 @@ def plan(
     to_zero = low == 0
     low = max(low, 1)  # the HPA's floor (and its replay's); KEDA takes the fleet to 0 and back
     high = max_replicas_for(rate, mu_star, target, low, max_replicas)
-    up, down = behavior(rate, mu_star, target, startup_min)
+    up, down = behavior(rate, mu_star, target, startup)
     mix = lengths.length_mix() if isinstance(lengths, TraceFile) else lengths
     measured = measured_replica(model, mix, point, n_requests=n_requests, seed=seed)
     scaling = scaling_signal(point, measured, signal)
@@ -344,7 +344,7 @@ def plan(
         **shared,
         prometheus=prometheus,
         schedule=scheduled,
-        lead_min=startup_min,
+        lead_min=startup.minutes,
         timezone=timezone,
         # without a metric, the fleet the busiest minute needs (the always-on policy's)
         fallback_replicas=replicas_needed(float(rate.max()), mu_star, target),
@@ -369,7 +369,7 @@ def plan(
         hpa,
         measured,
         initial=first,
-        startup_min=startup_min,
+        startup=startup,
         signal=scaling.signal,
         seed=seed,
     )
@@ -380,7 +380,7 @@ def plan(
             keda,
             measured,
             initial=first,
-            startup_min=startup_min,
+            startup=startup,
             start_s=start_s,
             signal=scaling.signal,
             seed=seed,
@@ -392,7 +392,7 @@ def plan(
         start_s=float(start_s),
         timezone=timezone,
         offset_changes=calendar.offset_changes(utc_start_s, utc_start_s + 60 * rate.size, timezone),
-        startup_min=startup_min,
+        startup=startup,
         price_per_replica_hour=price_per_replica_hour,
         price_per_gpu_hour=price_per_gpu_hour,
         gpus=model.gpus,
@@ -427,7 +427,7 @@ def with_sensitivity(p: Plan) -> Plan:
         sensitivity=startup_sensitivity(
             p.rate,
             p.point.mu_star,
-            np.unique(np.r_[SENSITIVITY_STARTUPS, p.startup_min]),
+            np.unique(np.r_[SENSITIVITY_STARTUPS, p.startup.minutes]),
             target=p.point.target_utilization,
             price_per_replica_hour=p.price_per_replica_hour,
             tokens_per_request=p.point.mean_output,

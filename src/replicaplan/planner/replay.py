@@ -13,6 +13,7 @@ import numpy as np
 
 from replicaplan.core import _check
 from replicaplan.core.example import EXAMPLE
+from replicaplan.core.startup import STARTUP, Startup
 from replicaplan.economics.cost import PricedPolicy, price_day
 from replicaplan.planner.reserve import spares_for
 from replicaplan.planner.schedule import SCHEDULE_MIN_DAYS
@@ -42,7 +43,7 @@ def replay(
     mu_star_rps: float,
     *,
     target: float = EXAMPLE.target_utilization,
-    startup_min: int = EXAMPLE.startup_min,
+    startup: Startup = STARTUP,
     price_per_replica_hour: float,
     tokens_per_request: float,
     start_s: float = 0.0,
@@ -50,9 +51,9 @@ def replay(
     """The log's per-minute traffic under the book's policies, each priced per token.
 
     * always on: the fleet the busiest minute needs at the target, ⌈max λ/(ρ*μ*)⌉, all along;
-    * chase: the book's autoscaler with ``startup_min`` minutes of start-up;
+    * chase: the book's autoscaler with ``startup`` (T_start) before a replica serves;
     * chase with spares: the same, plus ``spares_for`` the log's steepest ramp and largest step;
-    * with a schedule, for logs of two days or more: chase, and start ``startup_min`` minutes
+    * with a schedule, for logs of two days or more: chase, and start T_start
       early the replicas ``learned_forecast`` promises from the days before.
 
     Each is priced by ``cost.price_run`` at ``price_per_replica_hour`` and
@@ -63,15 +64,14 @@ def replay(
     rate = _check.rates("rate", rate)
     mu_star_rps = _check.positive("mu_star_rps", mu_star_rps)
     target = _check.fraction("target", target)
-    startup_min = _check.integer("startup_min", startup_min, minimum=0)
     peak_fleet = replicas_needed(float(rate.max()), mu_star_rps, target)
-    spares = spares_for(rate, mu_star_rps, target, startup_min)
+    spares = spares_for(rate, mu_star_rps, target, startup)
     forecast = None
     if days_covered(rate, start_s) >= SCHEDULE_MIN_DAYS:
         forecast = learned_forecast(rate, start_s)
     policies = standard_policies(
         peak_fleet,
-        startup_min,
+        startup.minutes,
         spares=spares,
         ahead=("forecast",) if forecast is not None else (),
     )
@@ -115,7 +115,7 @@ def startup_sensitivity(rate, mu_star_rps: float, startups, **replay_kwargs) -> 
     per_million: dict = {}
     uncovered: dict = {}
     for t in startups:
-        rows = replay(rate, mu_star_rps, startup_min=int(t), **replay_kwargs)
+        rows = replay(rate, mu_star_rps, startup=Startup(int(t)), **replay_kwargs)
         for kind, row in zip(POLICY_KINDS, rows, strict=False):
             per_million.setdefault(kind, []).append(row.priced.per_million)
             uncovered.setdefault(kind, []).append(row.result.uncovered_minutes)
@@ -181,7 +181,7 @@ def compare_schedules(
     mu_star_rps: float,
     *,
     target: float = EXAMPLE.target_utilization,
-    startup_min: int = EXAMPLE.startup_min,
+    startup: Startup = STARTUP,
     start_s: float = 0.0,
     from_day: int = 1,
 ) -> list[ScheduleScore]:
@@ -200,7 +200,7 @@ def compare_schedules(
         ("mean of the hour's peaks, all days", pooled_mean_forecast(rate, start_s)),
         ("median of the hour's peaks, by weekday", learned_forecast(rate, start_s)),
     ):
-        policy = DayPolicy(name, startup_min=startup_min, forecast=True)
+        policy = DayPolicy(name, startup_min=startup.minutes, forecast=True)
         ((_, result),) = run_policies(rate, [policy], mu_star_rps, target, forecast)
         floor = replicas_needed(forecast, mu_star_rps, target)
         scores.append(

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from replicaplan.core import _check, derived
+from replicaplan.core.startup import Startup
 
 if TYPE_CHECKING:
     import sympy as sp
@@ -139,22 +140,20 @@ def largest_step_reserve(rate, mu_star_rps: float, target: float) -> int:
     return step_reserve(rise, mu_star_rps, target)
 
 
-def steepest_ramp_reserve(rate, mu_star_rps: float, target: float, startup_min: int) -> int:
+def steepest_ramp_reserve(rate, mu_star_rps: float, target: float, startup: Startup) -> int:
     """Spares for the steepest ramp in ``rate``: ⌈λ'_max T_start/(ρ*μ*)⌉, where λ'_max is the
-    largest rise over any ``startup_min`` consecutive minutes, divided by that time."""
+    largest rise over any T_start consecutive minutes, divided by T_start."""
     rate = _check.rates("rate", rate)
-    startup_min = _check.integer("startup_min", startup_min, minimum=0)
-    if startup_min == 0 or rate.size <= startup_min:
+    k = startup.minutes
+    if k == 0 or rate.size <= k:
         return 0
-    slope = float(np.max(rate[startup_min:] - rate[:-startup_min], initial=0.0)) / (
-        startup_min * 60
-    )
-    return ramp_reserve(slope, startup_min * 60, mu_star_rps, target)
+    slope = float(np.max(rate[k:] - rate[:-k], initial=0.0)) / startup.seconds
+    return ramp_reserve(slope, startup.seconds, mu_star_rps, target)
 
 
-def spares_for(rate, mu_star_rps: float, target: float, startup_min: int) -> int:
+def spares_for(rate, mu_star_rps: float, target: float, startup: Startup) -> int:
     """The spares of the chasing policy: enough for the log's steepest ramp and largest step."""
     return max(
-        steepest_ramp_reserve(rate, mu_star_rps, target, startup_min),
+        steepest_ramp_reserve(rate, mu_star_rps, target, startup),
         largest_step_reserve(rate, mu_star_rps, target),
     )

@@ -28,6 +28,7 @@ import numpy as np
 from replicaplan.core import _check, parallel
 from replicaplan.core.example import EXAMPLE
 from replicaplan.core.promises import PROMISES, Promises
+from replicaplan.core.startup import STARTUP, Startup
 from replicaplan.planner.grid import (
     SEARCH_BATCHES,
     SEARCH_CHUNKED,
@@ -119,7 +120,7 @@ class Settings:
 
     promises: Promises = PROMISES
     target_utilization: float = EXAMPLE.target_utilization
-    startup_min: int = EXAMPLE.startup_min
+    startup: Startup = STARTUP
     short_budget: float | None = None
     prices: tuple = ()
     """(GPU name, price of one GPU-hour) pairs overriding the catalogue's."""
@@ -244,7 +245,7 @@ def evaluate(
         rate,
         point.mu_star,
         target=point.target_utilization,
-        startup_min=settings.startup_min,
+        startup=settings.startup,
         price_per_replica_hour=per_hour,
         tokens_per_request=point.mean_output,
     )

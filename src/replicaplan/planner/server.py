@@ -24,6 +24,7 @@ import shlex
 
 import numpy as np
 
+from replicaplan.core.startup import Startup
 from replicaplan.traffic.loadgen import LengthMix
 from replicaplan.traffic.logs import TraceFile
 
@@ -119,7 +120,7 @@ def workload(
     namespace: str,
     served_model: str,
     replicas: int,
-    startup_min: int,
+    startup: Startup,
     image: str = DEFAULT_IMAGE,
 ) -> tuple[str, list[dict]]:
     """The server a plan's replica is started as: its ``vllm serve`` line and the two objects
@@ -148,6 +149,6 @@ def workload(
         serve_argv=shlex.split(line),
         gpus=model.gpus,
         replicas=replicas,
-        startup_s=60 * startup_min,
+        startup_s=startup.seconds,
     )
     return line, [deployment, pod_monitor(name, namespace)]

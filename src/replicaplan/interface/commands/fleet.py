@@ -561,7 +561,7 @@ def plan_of(args: argparse.Namespace, log, lengths, model, price_per_gpu_hour):
             lengths=lengths,
             target_utilization=args.target,
             promises=promises(args),
-            startup_min=args.startup,
+            startup=startup(args),
             short_budget=args.short_budget,
             max_replicas=args.max_replicas,
             min_replicas=args.min_replicas,
@@ -588,6 +588,13 @@ def plan_of(args: argparse.Namespace, log, lengths, model, price_per_gpu_hour):
         if str(err).startswith("the promises ("):
             raise ValueError(by_flags(str(err))) from None
         raise
+
+
+def startup(args: argparse.Namespace):
+    """The ``Startup`` of ``--startup`` (whole minutes, already checked by its type)."""
+    from replicaplan.core.startup import Startup
+
+    return Startup(args.startup)
 
 
 def promises(args: argparse.Namespace):

@@ -132,7 +132,7 @@ def _run(args: argparse.Namespace, outputs: dict) -> str:
             namespace=args.namespace,
             served_model=args.served_model or args.name,
             replicas=p.min_replicas,
-            startup_min=args.startup,
+            startup=fleet.startup(args),
             image=args.image or DEFAULT_IMAGE,
         )
     # everything is computed; only now is anything written

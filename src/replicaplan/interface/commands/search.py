@@ -178,7 +178,7 @@ def _run(args: argparse.Namespace, outputs: dict):
         calibration=calibrated,
         promises=fleet.promises(args),
         target_utilization=args.target,
-        startup_min=args.startup,
+        startup=fleet.startup(args),
         short_budget=args.short_budget,
         prices=tuple(sorted(dict(args.gpu_price or ()).items())),
         n_requests=args.requests,
