@@ -11,7 +11,7 @@
 * The page's download menu offers the chapter's MyST source (the ``.md`` a reader edits) beside
   the executed ``.ipynb``; the sources are copied to ``_sources/`` at the end of the build.
 * ``static/search_fix.js``: search snippets without raw TeX and with words kept apart.
-* Each figure's phone rendering (``plots.phone_layout``, carried in the notebook output's
+* Each figure's phone rendering (``figures.phone_layout``, carried in the notebook output's
   metadata) is written beside the desktop image in ``_images/`` and served to screens up to
   600 px wide by a ``<picture>`` around the figure's ``<img>``: a phone shows the whole figure,
   drawn for its width, where it used to show 46 % of the desktop one.

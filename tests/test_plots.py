@@ -13,7 +13,7 @@ import pytest  # noqa: E402
 from matplotlib.text import Text  # noqa: E402
 
 from replicaplan.autoscalers.controllers import Fixed
-from replicaplan.interface import plots
+from replicaplan.interface import figures, plots
 from replicaplan.scenarios.synthetic import reference_traffic
 from replicaplan.simulation.control import simulate_fleet
 from replicaplan.simulation.day import simulate_day
@@ -85,11 +85,11 @@ FIGURES = _figures()
 def test_width_and_text(name):
     fig = FIGURES[name]
     fig.canvas.draw()
-    assert fig.get_size_inches()[0] == pytest.approx(plots.WIDTH_IN)
+    assert fig.get_size_inches()[0] == pytest.approx(figures.WIDTH_IN)
     sizes = [
         t.get_fontsize() for t in fig.findobj(Text) if t.get_text().strip() and t.get_visible()
     ]
-    assert sizes and min(sizes) >= plots.MIN_FONT_PT, (name, min(sizes))
+    assert sizes and min(sizes) >= figures.MIN_FONT_PT, (name, min(sizes))
 
 
 @pytest.mark.parametrize("name", sorted(FIGURES))
@@ -128,19 +128,6 @@ def test_legend_clear_of_the_data(name):
             assert inside.mean() < 0.02, f"{name}: the legend covers {line.get_label()!r}"
 
 
-def test_notebook_png_is_2x_with_design_size():
-    import io
-
-    from PIL import Image
-
-    fig = FIGURES["cost"]
-    data, meta = plots._png(fig)
-    image = Image.open(io.BytesIO(data))
-    assert image.size[0] == 2 * meta["width"] == 2 * round(plots.WIDTH_IN * plots.DPI)
-    assert image.mode == "P"  # a palette: small files
-    assert plots._png(fig)[0] == data  # reproducible byte for byte
-
-
 def teardown_module():
     plt.close("all")
 
@@ -170,18 +157,18 @@ def test_the_phone_rendering_is_whole_and_legible(name):
 
     fig = FIGURES[name]
     before = fig.get_size_inches().copy()
-    data, size = plots.phone_png(fig)
+    data, size = figures.phone_png(fig)
     assert (fig.get_size_inches() == before).all()
     assert Image.open(io.BytesIO(data)).size[0] == 2 * size["width"]
-    assert size["width"] == round(plots.PHONE_WIDTH_IN * plots.DPI)
+    assert size["width"] == round(figures.PHONE_WIDTH_IN * figures.DPI)
     phone = fig._replicaplan_redraw()
-    with plt.rc_context(plots.STYLE):
-        plots.phone_layout(phone)
+    with plt.rc_context(figures.STYLE):
+        figures.phone_layout(phone)
     phone.canvas.draw()
     renderer = phone.canvas.get_renderer()
     canvas = phone.bbox
     texts = [t for t in phone.findobj(Text) if t.get_text().strip() and t.get_visible()]
-    assert min(t.get_fontsize() for t in texts) >= plots.MIN_FONT_PT
+    assert min(t.get_fontsize() for t in texts) >= figures.MIN_FONT_PT
     # everything drawn (ticks outside the view are not) lies on the canvas, in display units
     drawn = phone.get_tightbbox(renderer).transformed(phone.dpi_scale_trans)
     assert drawn.x0 >= canvas.x0 - 1 and drawn.x1 <= canvas.x1 + 1, (name, drawn, canvas)
@@ -190,22 +177,3 @@ def test_the_phone_rendering_is_whole_and_legible(name):
     assert columns == {1}, name
     assert len(phone.legends) <= 1 and not [ax for ax in phone.axes if ax.get_legend()]
     plt.close(phone)
-
-
-def _contrast(hex_colour: str) -> float:
-    """WCAG 2 contrast ratio of a colour against white."""
-    rgb = [int(hex_colour[i : i + 2], 16) / 255 for i in (1, 3, 5)]
-    lin = [c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4 for c in rgb]
-    luminance = 0.2126 * lin[0] + 0.7152 * lin[1] + 0.0722 * lin[2]
-    return 1.05 / (luminance + 0.05)
-
-
-def test_series_colours_hold_contrast_and_differ_by_dash_too():
-    """WCAG 1.4.11 asks 3:1 of graphics against their background (matplotlib's orange, 2.5:1,
-    fails); and two series never differ by colour alone."""
-    assert all(_contrast(c) >= 3.0 for c in plots.SERIES_COLOURS)
-    assert _contrast("#ff7f0e") < 3.0  # the default orange the review measured at 2.53:1
-    assert len(set(map(str, plots.SERIES_DASHES))) == len(plots.SERIES_COLOURS)
-    fig = FIGURES["forecast"]
-    styles = {(line.get_color(), line.get_linestyle()) for line in fig.axes[0].get_lines()}
-    assert len({ls for _, ls in styles}) == len(styles)

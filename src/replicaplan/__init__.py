@@ -4,8 +4,8 @@ The package stands in nine layers, one subpackage each; a module imports only fr
 layer and the layers below it (``make test`` checks this with import-linter, see
 ``pyproject.toml``):
 
-9 interface    cli, commands, options, files, report, plan_report, search_report, plots:
-               what a person types and reads (the command, its flags, text, figures)
+9 interface    cli, commands, options, files, report, plan_report, search_report, figures,
+               plots: what a person types and reads (the command, its flags, text, figures)
 8 scenarios    synthetic, studies: the book's reference day and its siblings, and the studies
                its chapters run (the policy table, the forecast study, the 21:00 event); no
                library layer imports them

@@ -340,7 +340,7 @@ def test_reading_the_page(browser, server, page):
     """Glued numbers at their paragraph's weight, captions readable, figures with alt text and
     legible text, nothing wider than the window outside a scroll box, equation numbers clear of
     their equation, at both widths."""
-    from replicaplan.interface.plots import DPI, MIN_FONT_PT
+    from replicaplan.interface.figures import DPI, MIN_FONT_PT
 
     for width in (1400, 390):
         _at_width(browser, width)

@@ -62,14 +62,8 @@ def derivations() -> dict:
     """The numeric functions ``core.derived`` holds for this module (see ``tools/derive.py``)."""
     from replicaplan.core.symbols import N_r, metric, target
 
-    return {
-        "proportional_rule": (
-            (N_r, metric, target),
-            proportional_rule_expression(),
-            "math",
-            "proportional_rule_expression()",
-        )
-    }
+    rule, how = proportional_rule_expression(), "proportional_rule_expression()"
+    return {"proportional_rule": ((N_r, metric, target), rule, "math", how)}
 
 
 def proportional_rule(replicas: float, average: float, target_value: float) -> int:
