@@ -37,6 +37,16 @@ SERVERS = {
     "two gpus": dict(comm_fixed_s=0.0016, comm_per_sequence_s=2e-5, batch=32),
     "prefix cache": dict(prefix_hit=0.6, token_budget=256),
     "no watermark": dict(kv_capacity_tokens=6000, batch=16, watermark=0.0),
+    # Mixtral's shape on a small GPU budget: a step's weights read grows with its tokens
+    "mixture of experts": dict(
+        weight_bytes=93.4e9,
+        expert_bytes=90.2e9,
+        experts=8,
+        experts_per_token=2,
+        params=12.88e9,
+        bandwidth=6e12,
+        batch=32,
+    ),  # fmt: skip
 }
 
 

@@ -70,14 +70,48 @@ class ModelShape:
     max_context: int | None = None
     """The longest sequence it was trained for (``max_position_embeddings``), the most a
     server's ``max_model_len`` may be; None when unknown."""
+    experts: int = 0
+    """E: routed experts of each mixture-of-experts layer (``num_local_experts``); 0 for a
+    dense model."""
+    experts_per_token: int = 0
+    """k: the experts each token is routed to in each layer (``num_experts_per_tok``)."""
+    expert_params: float = 0.0
+    """Parameters of all the routed experts together, every layer (part of ``params``)."""
 
     def __post_init__(self):
         if self.dtype not in DTYPE_BYTES:
             raise ValueError(f"dtype must be one of {', '.join(DTYPE_BYTES)}, got {self.dtype!r}")
+        if self.experts or self.experts_per_token or self.expert_params:
+            if not (
+                isinstance(self.experts, int)
+                and isinstance(self.experts_per_token, int)
+                and 1 <= self.experts_per_token < self.experts
+                and 0 < self.expert_params < self.params
+            ):
+                raise ValueError(
+                    "a mixture of experts needs experts E >= 2, experts_per_token k with "
+                    "1 <= k < E and expert_params between 0 and params, got "
+                    f"E={self.experts!r}, k={self.experts_per_token!r}, "
+                    f"expert_params={self.expert_params!r}"
+                )
 
     @property
     def weight_bytes(self) -> float:
+        """M_w: bytes of all the weights, what the GPUs' memory holds."""
         return self.params * self.bytes_per_param
+
+    @property
+    def active_params(self) -> float:
+        """Parameters one token computes with: all but the experts it is not routed to,
+        N_p − (1 − k/E) N_experts (``params`` for a dense model)."""
+        if not self.experts:
+            return self.params
+        return self.params - (1 - self.experts_per_token / self.experts) * self.expert_params
+
+    @property
+    def expert_bytes(self) -> float:
+        """Bytes of the routed experts (0 for a dense model)."""
+        return self.expert_params * self.bytes_per_param
 
     @property
     def attention_width(self) -> float:
@@ -205,6 +239,24 @@ MODELS = {
         repo="meta-llama/Llama-2-13b-chat-hf",
         max_context=4096,
     ),
+    # Mixtral 8x7B, a mixture of experts: its config.json has 32 layers, hidden 4096, 8 KV heads
+    # of 128 (32 query heads), and in each layer 8 experts (num_local_experts) of three
+    # 4096 x 14,336 matrices (intermediate_size), 2 of them per token (num_experts_per_tok);
+    # 32,768 positions. Mistral AI gives 46.7 B parameters in all and 12.9 B used per token
+    # ("Mixtral of experts", 11 December 2023; Jiang et al. 2024 round them to 47 B and 13 B)
+    "mixtral-8x7b": ModelShape(
+        "Mixtral-8x7B",
+        46.7e9,
+        32,
+        8,
+        128,
+        4096,
+        repo="mistralai/Mixtral-8x7B-Instruct-v0.1",
+        max_context=32768,
+        experts=8,
+        experts_per_token=2,
+        expert_params=32 * 8 * 3 * 4096 * 14336,
+    ),
     "example-8b": ModelShape(
         "the running example's 8 B model",
         EXAMPLE.params,
@@ -288,6 +340,9 @@ _SPEC_FIELDS = {
         "hidden": int,
         "bytes_per_param": float,
         "bytes_per_kv_value": float,
+        "experts": int,
+        "experts_per_token": int,
+        "expert_params": float,
     },
     "gpu": dict.fromkeys(
         ("memory_bytes", "bandwidth", "flops", "link_bandwidth", "price_per_gpu_hour", "fp8_flops"),
@@ -335,7 +390,7 @@ def from_text(kind: str, text: str):
         values[key] = x
     try:
         return cls(name=f"{kind} {text}", **values)
-    except TypeError as err:  # a required field left out
+    except (TypeError, ValueError) as err:  # a required field left out, or a bad mixture
         raise ValueError(f"{kind}: {err}") from None
 
 

@@ -150,6 +150,14 @@ class _Engine:
             4 * m.attention_width / m.prefill_flops,
         )
 
+    def _weights_s(self):
+        """None for a dense model (every step reads ``weight_bytes``); for a mixture of experts,
+        seconds of the weights a step over T tokens reads (``ReplicaModel.weight_read_bytes``)."""
+        m = self.m
+        if not m.experts:
+            return None
+        return lambda tokens: float(m.weight_read_bytes(tokens)) / m.bandwidth
+
     def run(self) -> Trace:
         if self.m.chunked_prefill:
             return self._run_chunked()
@@ -159,6 +167,7 @@ class _Engine:
         finite = not math.isinf(K)
         hit = self.hit
         mkv_bw, weights_s, per_token, per_attended = self._costs()
+        read = self._weights_s()
         # a separate pass, as prefill_pass_s: floor, all-reduces, linear layers, attention
         prefill_floor = m.prefill_floor_s + m.comm_fixed_s
         prefill_per_token = m.comm_per_sequence_s
@@ -218,10 +227,11 @@ class _Engine:
                     attended += (need * (need + 1) - start * (start + 1)) // 2
                 if take:
                     linear = per_token * computed
+                    w = weights_s if read is None else read(computed)
                     t += (
                         prefill_floor
                         + prefill_per_token * computed
-                        + (linear if linear > weights_s else weights_s)
+                        + (linear if linear > w else w)
                         + per_attended * attended
                     )
                     cached += tokens
@@ -257,12 +267,8 @@ class _Engine:
                 heapq.heapify(running)
             b = len(order)
             linear = per_token * b
-            a = (
-                base_comm
-                + per_seq * b
-                + (linear if linear > weights_s else weights_s)
-                + cached * mkv_bw
-            )
+            w = weights_s if read is None else read(b)
+            a = base_comm + per_seq * b + (linear if linear > w else w) + cached * mkv_bw
             c = b * mkv_bw  # each step reads b more tokens of cache than the one before
             k = running[0][0] - steps  # steps to the next completion
             if finite and (K - cached) // b < k:
@@ -315,6 +321,7 @@ class _Engine:
         finite = not math.isinf(K)
         hit = self.hit
         mkv_bw, weights_s, per_token, per_attended = self._costs()
+        read = self._weights_s()
         base = m.step_floor_s + m.comm_fixed_s
         comm_per_token = m.comm_per_sequence_s
         per_seq = m.comm_per_sequence_s + m.seq_step_s
@@ -427,12 +434,13 @@ class _Engine:
                     if not rest:
                         break
                 linear = per_token * (decoding + tokens)
+                w = weights_s if read is None else read(decoding + tokens)
                 t += (
                     base
                     + cached * mkv_bw
                     + per_seq * decoding
                     + comm_per_token * tokens
-                    + (linear if linear > weights_s else weights_s)
+                    + (linear if linear > w else w)
                     + per_attended * attended
                 )
                 steps += 1
@@ -460,12 +468,8 @@ class _Engine:
                 # next arrival that could be admitted (none can while others wait: the cache only
                 # fills until a completion)
                 linear = per_token * decoding
-                a = (
-                    base
-                    + per_seq * decoding
-                    + (linear if linear > weights_s else weights_s)
-                    + cached * mkv_bw
-                )
+                w = weights_s if read is None else read(decoding)
+                a = base + per_seq * decoding + (linear if linear > w else w) + cached * mkv_bw
                 c = decoding * mkv_bw
                 k = soonest - steps
                 if finite and (K - cached) // decoding < k:

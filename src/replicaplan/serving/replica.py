@@ -147,11 +147,13 @@ class ReplicaModel:
     batch: int = EXAMPLE.batch
     """B: sequences decoded together at most (vLLM's max_num_seqs)."""
     weight_bytes: float = EXAMPLE.weight_bytes
-    """M_w: bytes of weights read at every step (all GPUs together)."""
+    """M_w: bytes of weights the GPUs hold (all together); a dense model's step reads them all,
+    a mixture of experts' only those its tokens are routed to (``weight_read_bytes``)."""
     kv_bytes_per_token: float = MODELS["example-8b"].kv_bytes_per_token
     """m_kv: KV-cache bytes per token of context (keys and values, every layer)."""
     params: float = EXAMPLE.params
-    """N_p: parameters (prefill FLOP = 2 N_p per prompt token)."""
+    """N_p: parameters a token computes with (2 N_p FLOP per token; a mixture of experts'
+    active ones, ``ModelShape.active_params``)."""
     bandwidth: float = EXAMPLE.peak_bandwidth * _EXAMPLE_MBU
     """B_ach: memory bandwidth a decode step achieves, bytes/s (all GPUs together)."""
     prefill_flops: float = EXAMPLE.peak_flops * _EXAMPLE_PREFILL_EFFICIENCY
@@ -192,6 +194,12 @@ class ReplicaModel:
     """Share of each prompt already in the cache (prefix caching): cache, no compute."""
     attention_width: float = MODELS["example-8b"].attention_width
     """d_att = layers × hidden: 4 d_att FLOP per query token and per token it attends to."""
+    expert_bytes: float = 0.0
+    """Bytes of a mixture of experts' routed experts (part of ``weight_bytes``); 0 if dense."""
+    experts: int = 0
+    """E, the experts of each layer (0: dense)."""
+    experts_per_token: int = 0
+    """k, the experts each token is routed to in each layer."""
     source: str = field(default="the running example", compare=False)
     """Where its numbers come from: the running example, a datasheet, or a fit to measurements
     (the planner's report says which)."""
@@ -232,6 +240,14 @@ class ReplicaModel:
             _check.non_negative(name, getattr(self, name))
         if not self.kv_capacity_tokens >= 1:
             raise ValueError(f"kv_capacity_tokens must be >= 1, got {self.kv_capacity_tokens!r}")
+        if self.experts and not (
+            1 <= self.experts_per_token < self.experts and 0 < self.expert_bytes < self.weight_bytes
+        ):
+            raise ValueError(
+                "a mixture of experts needs 1 <= experts_per_token < experts and expert_bytes "
+                f"between 0 and weight_bytes, got E={self.experts}, k={self.experts_per_token}, "
+                f"expert_bytes={self.expert_bytes}"
+            )
 
     # ------------------------------------------------------------------ the two passes
 
@@ -244,11 +260,18 @@ class ReplicaModel:
             + np.where(tokens > 0, self.comm_fixed_s + self.comm_per_sequence_s * tokens, 0.0)
         )
 
+    def weight_read_bytes(self, tokens):
+        """Bytes of weights a step or pass over ``tokens`` tokens reads (``weights_read``)."""
+        return weights_read(
+            self.weight_bytes, self.expert_bytes, self.experts, self.experts_per_token, tokens
+        )
+
     def _linear_s(self, tokens):
         """The linear layers over ``tokens`` tokens: the weights' read or their arithmetic,
         whichever is longer."""
         return np.maximum(
-            2 * self.params * tokens / self.prefill_flops, self.weight_bytes / self.bandwidth
+            2 * self.params * tokens / self.prefill_flops,
+            self.weight_read_bytes(tokens) / self.bandwidth,
         )
 
     @property
@@ -420,7 +443,10 @@ class ReplicaModel:
             batch=batch,
             weight_bytes=shape.weight_bytes,
             kv_bytes_per_token=shape.kv_bytes_per_token,
-            params=shape.params,
+            params=shape.active_params,
+            expert_bytes=shape.expert_bytes,
+            experts=shape.experts,
+            experts_per_token=shape.experts_per_token,
             bandwidth=gpus * card.bandwidth * bandwidth_efficiency,
             prefill_flops=gpus * card.flops_for(shape.dtype) * prefill_efficiency,
             step_floor_s=step_floor_s,
@@ -479,7 +505,7 @@ class ReplicaModel:
         notes: list[str] = []
         step = _fit_line_terms(
             [
-                (1.0, shape.weight_bytes + b * c * shape.kv_bytes_per_token, float(b))
+                (1.0, float(_shape_read(shape, b)) + b * c * shape.kv_bytes_per_token, float(b))
                 for b, c, _ in tpot
             ],
             [sec for _, _, sec in tpot],
@@ -492,7 +518,7 @@ class ReplicaModel:
             raise ValueError("the TPOT measurements give a non-positive bandwidth")
         prefill = _fit_line_terms(
             [
-                (1.0, 2 * shape.params * p + 2 * shape.attention_width * p * (p + 1))
+                (1.0, 2 * shape.active_params * p + 2 * shape.attention_width * p * (p + 1))
                 for p, _ in ttft
             ],
             [sec for _, sec in ttft],
@@ -509,7 +535,10 @@ class ReplicaModel:
         fitted = cls(
             weight_bytes=shape.weight_bytes,
             kv_bytes_per_token=shape.kv_bytes_per_token,
-            params=shape.params,
+            params=shape.active_params,
+            expert_bytes=shape.expert_bytes,
+            experts=shape.experts,
+            experts_per_token=shape.experts_per_token,
             bandwidth=1 / per_byte,
             step_floor_s=floor,
             seq_step_s=per_seq,
@@ -519,6 +548,28 @@ class ReplicaModel:
             **kwargs,
         )
         return fitted, notes
+
+
+def weights_read(weight_bytes, expert_bytes, experts: int, per_token: int, tokens):
+    """Bytes of weights a step over ``tokens`` tokens reads. A dense model reads all of them,
+    M_w. A mixture of experts reads its shared weights and, in each layer, the experts at least
+    one token is routed to: when each token takes k of the E experts as if at random, an
+    expert is left out by all T tokens with probability (1 − k/E)^T, so the step reads
+
+        M_w − M_e (1 − k/E)^T   in expectation,
+
+    from the k/E share of the experts at T = 1 (the active weights) towards all of M_w as the
+    batch grows. Real routers are not uniform: a skewed one touches fewer experts, and this is
+    then an upper bound on the bytes."""
+    if not experts:
+        return weight_bytes
+    return weight_bytes - expert_bytes * (1 - per_token / experts) ** np.asarray(tokens, float)
+
+
+def _shape_read(shape: ModelShape, tokens):
+    return weights_read(
+        shape.weight_bytes, shape.expert_bytes, shape.experts, shape.experts_per_token, tokens
+    )
 
 
 class FitNote(UserWarning):

@@ -338,6 +338,9 @@ def base_replica(args: argparse.Namespace):
     except ValueError as err:  # the GPUs that cannot hold or split the model: named by flag
         if str(err).startswith("gpus:"):
             raise ValueError(f"--{err}") from None
+        if "do not fit" in str(err):
+            named = f"--gpus {gpus} --gpu {args.gpu}: {err}".replace("(gpus)", "(--gpus)")
+            raise ValueError(named) from None
         raise
     if not fitting:
         return sheet
