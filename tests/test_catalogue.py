@@ -56,3 +56,23 @@ def test_the_cards_people_rent_behave_as_their_datasheets_and_vllm_say():
         for card in ("l4", "h100-pcie", "h100-sxm", "mi300x")
     }
     assert rates["l4"] < rates["h100-pcie"] < rates["h100-sxm"] < rates["mi300x"]
+
+
+def test_a_b200_holds_a_70b_model_alone_and_decodes_fastest():
+    """B200 (HGX): 180 GB holds Llama 3 70B's 141 GB of bf16 weights on one card, where an H100
+    does not; vLLM gives it the large cards' defaults; its 7.7 TB/s against the H200's 4.8 and
+    the MI300X's 5.3 make it the fastest decoder of an 8 B model; dense BF16 is half the
+    specification's 4.5 PFLOPS with sparsity, FP8 twice BF16."""
+    from replicaplan.serving.catalogue import GPUS, engine_defaults
+    from replicaplan.serving.replica import ReplicaModel
+
+    b200 = GPUS["b200"]
+    assert (b200.flops, b200.fp8_flops) == (4.5e15 / 2, 2 * 4.5e15 / 2)
+    assert engine_defaults("b200") == (1024, 8192)
+    assert ReplicaModel.from_hardware("llama-3-70b", "b200").kv_capacity_tokens > 0
+    rates = {
+        card: ReplicaModel.from_hardware("llama-3-8b", card).max_rate_rps(300)
+        for card in ("h200-sxm", "mi300x", "b200")
+    }
+    assert rates["h200-sxm"] < rates["mi300x"] < rates["b200"]
+    assert b200.price_per_gpu_hour is None

@@ -303,6 +303,12 @@ GPUS = {
     "mi300x": GPU(
         "Instinct MI300X 192GB", 205_822_885_888, 5.3e12, 1307.4e12, 448e9, fp8_flops=2614.9e12
     ),
+    # NVIDIA's HGX B200 specifications, per GPU: 180 GB HBM3e at 7.7 TB/s, FP16/BF16 4.5 and
+    # FP8 9 PFLOPS with sparsity (dense: half, 2.25 and 4.5, as Glenn Lockwood's B200 notes give
+    # for the HGX part at 1,000 W), fifth-generation NVLink 1.8 TB/s both ways. The 180 GB are
+    # taken as decimal bytes: what nvidia-smi reports on one was not found here, so its KV cache
+    # may be a few per cent off. No price, as the three above
+    "b200": GPU("B200 180GB (HGX)", 180e9, 7.7e12, 2.25e15, 900e9, fp8_flops=4.5e15),
     "example": GPU(
         "the running example's GPU",
         EXAMPLE.gpu_memory_bytes,
