@@ -257,3 +257,82 @@ def test_outputs_are_new_or_everything_is_as_it_was(tmp_path_factory, manifest, 
         assert code == 2, stderr.getvalue()
         assert after == before, (argv, stderr.getvalue())
         assert stderr.getvalue().count("\n") == 1
+
+
+def _run(argv: list[str]):
+    import subprocess
+    import sys
+
+    return subprocess.Popen(
+        [sys.executable, "-m", "replicaplan.interface.cli", *argv],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+@pytest.mark.slow
+@settings(
+    max_examples=8,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(
+    ending=st.sampled_from(["SIGTERM", "SIGINT", "a second run"]),
+    delay=st.sampled_from([0.05, 0.3, 0.6, 1.0, 2.5]),
+    existing=st.booleans(),
+)
+def test_a_stopped_or_contended_run_leaves_the_old_plan_or_the_new_one(
+    tmp_path_factory, ending, delay, existing
+):
+    """The run is stopped (SIGTERM, SIGINT) after ``delay`` seconds, or a second run writes the
+    same outputs meanwhile; the outputs exist already or not. Each run ends with exit 0 and every
+    output a whole new plan, or with exit 143, 130 or 2 and, if no run finished, every file as it
+    was (hash-compared); no staging file is ever left. Two runs on one folder never both write:
+    the second is refused by the lock, or starts after the first has finished."""
+    import signal
+    import time
+
+    work = tmp_path_factory.mktemp("ending")
+    source = work / "rates.csv"
+    source.write_text(RATES)
+    outputs = {"--manifest": work / "hpa.yaml", "--keda": work / "keda.yaml"}
+    if existing:
+        for path in outputs.values():
+            path.write_text("an operator's own file\n")
+    before = _digests(work)
+    argv = ["plan", "--rates", str(source), "--startup", "2"]
+    argv += [a for option, path in outputs.items() for a in (option, str(path))]
+    first = _run(argv)
+    # Ctrl-C in the first tenth of a second meets Python's own handler, before the command has
+    # installed its own (a KeyboardInterrupt traceback, nothing written): a person is not that fast
+    time.sleep(max(delay, 0.3) if ending == "SIGINT" else delay)
+    second = None
+    if ending == "a second run":
+        second = _run(argv)
+    else:
+        first.send_signal(signal.SIGTERM if ending == "SIGTERM" else signal.SIGINT)
+    codes = []
+    for proc in (first, second):
+        if proc is not None:
+            _, err = proc.communicate(timeout=120)
+            codes.append((proc.returncode, err))
+    after = _digests(work)
+    assert not [p for p in after if "/." in p], after  # no staging file
+    assert after[str(source)] == before[str(source)]
+    # SIGTERM before the command's handlers are in place kills the interpreter (-15): nothing
+    # has been written yet, so that too must leave every file as it was
+    allowed = {"a second run": {0, 2}, "SIGTERM": {0, 143, -15}, "SIGINT": {0, 130}}[ending]
+    assert all(code in allowed for code, _ in codes), codes
+    for code, err in codes:
+        if code > 0:
+            assert err.count("\n") == 1, err  # one line, never a traceback
+        if code == 2:
+            assert "another replicaplan run is writing in" in err, err
+    if any(code == 0 for code, _ in codes):
+        for path in outputs.values():
+            text = path.read_text()
+            assert "apiVersion" in text and "an operator's own file" not in text
+    else:
+        assert after == before, codes

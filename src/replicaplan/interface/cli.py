@@ -88,6 +88,12 @@ def _stop(signum, frame):
         raise _STOP[0]
 
 
+def _fresh_line() -> str:
+    """A line break before the last message on a terminal (it ends a progress bar, or the ^C the
+    terminal echoed); none in a file or a pipe, where the message is then exactly one line."""
+    return "\n" if sys.stderr.isatty() else ""
+
+
 def main(argv: list[str] | None = None) -> int:
     try:
         args = build_parser().parse_args(argv)
@@ -103,11 +109,17 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     except KeyboardInterrupt:  # every output is staged, so an interrupt leaves nothing behind
         signal.setitimer(signal.ITIMER_REAL, 0)
-        print(f"\nreplicaplan {args.command}: interrupted; nothing written", file=sys.stderr)
+        print(
+            f"{_fresh_line()}replicaplan {args.command}: interrupted; nothing written",
+            file=sys.stderr,
+        )
         return 130
     except Terminated:
         signal.setitimer(signal.ITIMER_REAL, 0)
-        print(f"\nreplicaplan {args.command}: terminated; nothing written", file=sys.stderr)
+        print(
+            f"{_fresh_line()}replicaplan {args.command}: terminated; nothing written",
+            file=sys.stderr,
+        )
         return 143
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
