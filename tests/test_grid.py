@@ -17,5 +17,5 @@ def test_the_default_grid_is_over_a_hundred_candidates_with_the_new_datasheets()
     # the H200 and L40S as their datasheets and nvidia-smi give them
     assert GPUS["h200-sxm"].memory_bytes == 143_771 * 2**20 and GPUS["h200-sxm"].bandwidth == 4.8e12
     assert GPUS["l40s"].memory_bytes == 46_068 * 2**20 and GPUS["l40s"].flops == 362e12
-    with pytest.raises(ValueError, match="unknown GPU 'b200'"):
-        grid(gpus=("b200",))
+    with pytest.raises(ValueError, match="unknown GPU 'a10g'"):
+        grid(gpus=("a10g",))
