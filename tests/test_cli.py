@@ -837,3 +837,22 @@ def test_promises_no_load_meets_are_named_by_their_flags(capsys):
     err = capsys.readouterr().err.strip()
     assert err.count("\n") == 0 and "--tpot-slo 0.001" in err and "--ttft-slo 1.0" in err
     assert "tpot_slo_s" not in err
+
+
+def test_a_fixed_length_benchmark_log_with_a_trailing_blank_line_plans(capsys, tmp_path):
+    """What ``vllm bench serve`` with fixed lengths leaves: every request 128 tokens in and 32
+    out, Poisson arrivals at 3 req/s for 30 minutes, and a blank last line. The sweep's grid is
+    widened until the promises fail (short requests: the raw rate's 130 % still keeps them), so
+    the log plans, exit 0, with a finite μ*, above the log's busiest minute per replica."""
+    import json
+
+    rng = np.random.default_rng(3)
+    t = np.cumsum(rng.exponential(1 / 3.0, 5400))
+    t = t[t < 1800]
+    rows = "".join(f"{x:.3f},128,32\n" for x in t)
+    log = tmp_path / "bench.csv"
+    log.write_text("TIMESTAMP,ContextTokens,GeneratedTokens\n" + rows + "\n")
+    assert main(["plan", "--log", str(log), "--json", "--startup", "2"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["requests"] == t.size and out["mean_prompt_tokens"] == 128.0
+    assert math.isfinite(out["mu_star_rps"]) and out["mu_star_rps"] > out["peak_minute_rps"]
