@@ -58,3 +58,23 @@ def test_a_bad_job_count_is_named(monkeypatch, bad):
     monkeypatch.setenv("REPLICAPLAN_JOBS", bad)
     with pytest.raises(ValueError, match="REPLICAPLAN_JOBS must be a whole number >= 1"):
         parallel.jobs()
+
+
+def test_the_stop_signals_are_held_while_the_pool_forks_and_released_in_the_workers():
+    """Every at-fork callback in the parent runs with SIGINT, SIGTERM and SIGALRM held (so no
+    handler raises inside one, where Python prints the exception and drops it), the parent has
+    them back once the pool exists, and each worker has them back before it runs a task."""
+    import os
+    import signal
+
+    from replicaplan.core import parallel
+
+    seen: list = []
+    os.register_at_fork(after_in_parent=lambda: seen.append(signal.pthread_sigmask(0, [])))
+    blocked_in_workers = parallel.fork_map(
+        lambda _: sorted(int(s) for s in signal.pthread_sigmask(0, [])), range(4), workers=2
+    )
+    mask_now = signal.pthread_sigmask(0, [])
+    assert seen and all(set(parallel.HELD) <= set(mask) for mask in seen[-2:])
+    assert not set(parallel.HELD) & set(mask_now)
+    assert all(not set(map(int, parallel.HELD)) & set(w) for w in blocked_in_workers)

@@ -19,8 +19,20 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import signal
 
 _TASK = None
+
+HELD = (signal.SIGINT, signal.SIGTERM, signal.SIGALRM)
+"""The signals a command stops on, held while the pool forks its workers. A fork runs other
+modules' at-fork callbacks (logging releases its lock in one); a signal handler that raises
+inside one has its exception printed as "Exception ignored" and dropped (seen: a traceback in a
+SIGTERM's one line, under load). Held, the signal arrives once the pool exists, in plain code,
+where the pool's ``with`` ends the workers. The workers take them back first thing."""
+
+
+def _release() -> None:
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, HELD)
 
 
 def _call(item):
@@ -65,7 +77,14 @@ def fork_map(fn, items, *, workers: int | None = None, progress=None) -> list:
         return _collect(map(fn, items), len(items), progress)
     _TASK = fn
     try:
-        with multiprocessing.get_context("fork").Pool(n) as pool:
+        previous = signal.pthread_sigmask(signal.SIG_BLOCK, HELD)
+        try:
+            pool = multiprocessing.get_context("fork").Pool(n, initializer=_release)
+        except BaseException:
+            signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+            raise
+        with pool:
+            signal.pthread_sigmask(signal.SIG_SETMASK, previous)  # a held signal arrives here
             return _collect(pool.imap(_call, items, chunksize=1), len(items), progress)
     finally:
         _TASK = None
