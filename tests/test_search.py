@@ -214,6 +214,7 @@ def test_a_search_nothing_passes_lists_why_and_writes_nothing(capsys, tmp_path):
     assert main([*args, "--manifest", str(tmp_path / "h.yaml")]) == 2
     out = capsys.readouterr().out
     assert "does not fit" in out and "answer: none" in out and "nothing written" in out
+    assert "use more GPUs (--gpus-grid)" in out and "(gpus)" not in out  # named by its flag
     assert list(tmp_path.iterdir()) == []
 
 

@@ -207,8 +207,11 @@ def _run(args: argparse.Namespace, outputs: dict):
     finally:
         if client is not None:
             client.close()
-    # the refused candidates' reasons name the promises by the flags that set them
-    named = [replace(o, reason=fleet.by_flags(o.reason)) for o in result.outcomes]
+    # the refused candidates' reasons name the promises and the GPUs by the flags that set them
+    named = [
+        replace(o, reason=fleet.by_flags(o.reason).replace("(gpus)", "(--gpus-grid)"))
+        for o in result.outcomes
+    ]
     result = replace(result, outcomes=named)
     if result.best is None:
         return search_report.text(result) + "\nnothing written", 2
