@@ -7,6 +7,7 @@ import pytest
 
 from replicaplan.autoscalers.controllers import HPAOn, Metrics
 from replicaplan.core.example import EXAMPLE as E
+from replicaplan.core.startup import STARTUP
 from replicaplan.planner import signals as S
 from replicaplan.scenarios.synthetic import reference_traffic
 from replicaplan.serving.fluid import FluidReplica
@@ -26,7 +27,7 @@ def day():
         E.mu_star_rps,
         E.target_utilization,
         E.concurrency_target,
-        E.startup_min * 60,
+        STARTUP.seconds,
         window=STEP,
     )
 
