@@ -363,3 +363,13 @@ def test_clipping_only_lowers_and_leaves_no_spike(values):
     assert np.all(clipped <= rate) and np.all(clipped >= 0)
     changed = np.flatnonzero(clipped != rate)
     assert set(changed) <= set(spike_minutes(rate))
+
+
+def test_a_series_too_short_to_have_spikes_is_clipped_to_itself():
+    """One or two minutes have no spike (a spike needs neighbours); clipping returns them as
+    they are (it raised an IndexError on one minute before)."""
+    from replicaplan.traffic.logs import clip_spikes, spike_minutes
+
+    for rate in ([5.0], [1.0, 200.0]):
+        assert spike_minutes(rate).size == 0
+        assert clip_spikes(rate).tolist() == rate

@@ -611,6 +611,12 @@ client or a broken clock rather than traffic a fleet should be sized for. A real
 longer than a minute, and a rise that climbs over several minutes is never one."""
 
 
+def _larger_neighbour(rate: np.ndarray) -> np.ndarray:
+    """Each minute's larger neighbour (three minutes or more); an end minute has one."""
+    padded = np.r_[rate[1], rate, rate[-2]]
+    return np.maximum(padded[:-2], padded[2:])
+
+
 def spike_minutes(rate, factor: float = SPIKE_FACTOR) -> np.ndarray:
     """Indices of the minutes of ``rate`` (req/s per minute) above ``factor`` times the larger of
     their neighbours and above ``factor`` times the median minute (``SPIKE_FACTOR``)."""
@@ -618,16 +624,14 @@ def spike_minutes(rate, factor: float = SPIKE_FACTOR) -> np.ndarray:
     factor = _check.positive("factor", factor)
     if rate.size < 3:
         return np.array([], dtype=int)
-    padded = np.r_[rate[1], rate, rate[-2]]  # an end minute is compared with its one neighbour
-    neighbours = np.maximum(padded[:-2], padded[2:])
     floor = factor * float(np.median(rate))
-    return np.flatnonzero((rate > factor * neighbours) & (rate > floor))
+    return np.flatnonzero((rate > factor * _larger_neighbour(rate)) & (rate > floor))
 
 
 def clip_spikes(rate, factor: float = SPIKE_FACTOR) -> np.ndarray:
     """``rate`` with each of its ``spike_minutes`` lowered to the larger of its neighbours."""
     rate = _check.rates("rate", rate).astype(float)
     spikes = spike_minutes(rate, factor)
-    padded = np.r_[rate[1], rate, rate[-2]]
-    rate[spikes] = np.maximum(padded[spikes], padded[spikes + 2])
+    if spikes.size:
+        rate[spikes] = _larger_neighbour(rate)[spikes]
     return rate
