@@ -49,6 +49,26 @@ DTYPE_BYTES = {"bf16": 2.0, "fp16": 2.0, "fp8": 1.0}
 """Bytes per value of the weight and KV-cache types ``--dtype`` and ``--kv-dtype`` take."""
 
 
+def check_mixture(experts, per_token, part: tuple[str, float], whole: tuple[str, float]) -> None:
+    """Refuse a mixture of experts that cannot be: E experts (a whole number >= 2), k of them per
+    token (1 <= k < E), and the experts' ``part`` (parameters or bytes, by name and value) more
+    than 0 and less than the ``whole`` model. All three at 0 is a dense model."""
+    (part_name, part_value), (whole_name, whole_value) = part, whole
+    if not (experts or per_token or part_value):
+        return
+    if not (
+        isinstance(experts, int)
+        and isinstance(per_token, int)
+        and 1 <= per_token < experts
+        and 0 < part_value < whole_value
+    ):
+        raise ValueError(
+            f"a mixture of experts needs experts E >= 2, experts_per_token k with 1 <= k < E "
+            f"and {part_name} between 0 and {whole_name}, got E={experts!r}, k={per_token!r}, "
+            f"{part_name}={part_value!r}"
+        )
+
+
 @dataclass(frozen=True)
 class ModelShape:
     """The shape of a transformer, as far as serving cares."""
@@ -81,19 +101,12 @@ class ModelShape:
     def __post_init__(self):
         if self.dtype not in DTYPE_BYTES:
             raise ValueError(f"dtype must be one of {', '.join(DTYPE_BYTES)}, got {self.dtype!r}")
-        if self.experts or self.experts_per_token or self.expert_params:
-            if not (
-                isinstance(self.experts, int)
-                and isinstance(self.experts_per_token, int)
-                and 1 <= self.experts_per_token < self.experts
-                and 0 < self.expert_params < self.params
-            ):
-                raise ValueError(
-                    "a mixture of experts needs experts E >= 2, experts_per_token k with "
-                    "1 <= k < E and expert_params between 0 and params, got "
-                    f"E={self.experts!r}, k={self.experts_per_token!r}, "
-                    f"expert_params={self.expert_params!r}"
-                )
+        check_mixture(
+            self.experts,
+            self.experts_per_token,
+            ("expert_params", self.expert_params),
+            ("params", self.params),
+        )
 
     @property
     def weight_bytes(self) -> float:

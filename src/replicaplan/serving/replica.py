@@ -43,6 +43,7 @@ from replicaplan.serving.catalogue import (
     TOKEN_BUDGET,
     GiB,
     ModelShape,
+    check_mixture,
     engine_defaults,
     replica_hour_price,
 )
@@ -240,14 +241,12 @@ class ReplicaModel:
             _check.non_negative(name, getattr(self, name))
         if not self.kv_capacity_tokens >= 1:
             raise ValueError(f"kv_capacity_tokens must be >= 1, got {self.kv_capacity_tokens!r}")
-        if self.experts and not (
-            1 <= self.experts_per_token < self.experts and 0 < self.expert_bytes < self.weight_bytes
-        ):
-            raise ValueError(
-                "a mixture of experts needs 1 <= experts_per_token < experts and expert_bytes "
-                f"between 0 and weight_bytes, got E={self.experts}, k={self.experts_per_token}, "
-                f"expert_bytes={self.expert_bytes}"
-            )
+        check_mixture(
+            self.experts,
+            self.experts_per_token,
+            ("expert_bytes", self.expert_bytes),
+            ("weight_bytes", self.weight_bytes),
+        )
 
     # ------------------------------------------------------------------ the two passes
 
