@@ -117,7 +117,7 @@ def function_source(name: str, args: tuple, expression, kind: str, origin: tuple
     return ast.unparse(ast.fix_missing_locations(fn))
 
 
-def derivations() -> list[tuple[str, tuple, object, str, str]]:
+def derivations() -> list[tuple[str, tuple, object, str, tuple[str, str]]]:
     """(name, arguments, expression, kind, (module, how)) of every numeric function, by module;
     each module's ``derivations()`` gives name → (arguments, expression, kind, how it is built)."""
     import importlib
