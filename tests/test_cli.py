@@ -518,10 +518,29 @@ def test_an_interrupt_while_writing_leaves_nothing_and_exits_130(capsys, tmp_pat
     assert list(tmp_path.iterdir()) == []
 
 
+def _group(pgid: int) -> list[int]:
+    """The processes of process group ``pgid`` still alive (zombies are gone already)."""
+    import os
+
+    members = []
+    for entry in os.listdir("/proc"):
+        try:
+            stat = Path(f"/proc/{entry}/stat").read_text()
+        except (OSError, ValueError):
+            continue
+        fields = stat.rsplit(")", 1)[-1].split()  # after the command's name: state, ppid, pgrp
+        if entry.isdigit() and int(fields[2]) == pgid and fields[0] != "Z":
+            members.append(int(entry))
+    return members
+
+
 def _signal_a_running_search(tmp_path, signum) -> tuple[int, list[str], str]:
-    """Start a search whose standard error is a terminal, send ``signum`` once it reports its
-    first screened candidate there (its own progress, not a clock), and drain the terminal
-    until it exits: (exit status, its non-empty lines, everything it wrote)."""
+    """Start a search (one job, so its capacity sweeps fork their own pools) whose standard
+    error is a terminal; once it reports its first screened candidate there (its own
+    progress, not a clock), send ``signum`` to its whole process group, as a terminal sends
+    Ctrl-C; drain the terminal until it exits, and require that no process of the group is
+    left (a pool's worker left behind would hold the terminal and the pipes). Returns (exit
+    status, its non-empty lines, everything it wrote)."""
     import os
     import pty
     import select
@@ -535,30 +554,38 @@ def _signal_a_running_search(tmp_path, signum) -> tuple[int, list[str], str]:
         stderr=terminal,
         stdout=subprocess.PIPE,
         text=True,
+        start_new_session=True,  # its own process group, as a shell's foreground job
     )
     os.close(terminal)
-    seen = b""
-    while b"screening" not in seen:
-        ready, _, _ = select.select([main_fd], [], [], 120)
-        assert ready, f"no progress in 120 s: {seen!r}"
-        seen += os.read(main_fd, 4096)
-    proc.send_signal(signum)
-    # keep draining the terminal until the process has gone: a progress bar nobody reads fills
-    # the terminal's buffer, and the process would block writing its last line
-    rest, deadline = b"", time.monotonic() + 120
-    while time.monotonic() < deadline:
-        if select.select([main_fd], [], [], 0.2)[0]:
-            try:
-                chunk = os.read(main_fd, 65536)
-            except OSError:  # the terminal closed with the process
-                chunk = b""
-            rest += chunk
-            if chunk:
-                continue
-        if proc.poll() is not None:
-            break
-    proc.communicate(timeout=10)
-    os.close(main_fd)
+    try:
+        seen = b""
+        while b"screening" not in seen:
+            ready, _, _ = select.select([main_fd], [], [], 120)
+            assert ready, f"no progress in 120 s: {seen!r}"
+            seen += os.read(main_fd, 4096)
+        os.killpg(proc.pid, signum)
+        # keep draining the terminal until the process has gone: a progress bar nobody reads
+        # fills the terminal's buffer, and the process would block writing its last line
+        rest, deadline = b"", time.monotonic() + 120
+        while time.monotonic() < deadline:
+            if select.select([main_fd], [], [], 0.2)[0]:
+                try:
+                    chunk = os.read(main_fd, 65536)
+                except OSError:  # the terminal closed with the process
+                    chunk = b""
+                rest += chunk
+                if chunk:
+                    continue
+            if proc.poll() is not None:
+                break
+        left = _group(proc.pid)
+        assert not left, f"processes left behind in the group: {left}"
+        proc.communicate(timeout=10)  # its stdout closes: nobody holds it
+    finally:
+        if _group(proc.pid):
+            os.killpg(proc.pid, 9)
+        proc.kill()
+        os.close(main_fd)
     text = rest.decode()
     lines = [x for x in text.replace("\r", "\n").splitlines() if x.strip()]
     return proc.returncode, lines, text
@@ -566,14 +593,15 @@ def _signal_a_running_search(tmp_path, signum) -> tuple[int, list[str], str]:
 
 @pytest.mark.slow
 def test_ctrl_c_on_a_running_search_exits_130_with_one_line(tmp_path):
-    """A real SIGINT, as a terminal sends it, during a search: exit status 130, one line on
-    stderr, no traceback, nothing written."""
+    """A real SIGINT, as a terminal sends it (to the whole group), during a search: exit status
+    130, one line on stderr, no traceback (none from a pool's worker either), nothing written,
+    no process left."""
     import signal
 
     code, lines, text = _signal_a_running_search(tmp_path, signal.SIGINT)
     assert code == 130, text
     assert lines[-1] == "replicaplan search: interrupted; nothing written"
-    assert "Traceback" not in text
+    assert "Traceback" not in text and "ForkPoolWorker" not in text, text
     assert list(tmp_path.iterdir()) == []
 
 
@@ -645,7 +673,7 @@ def test_sigterm_on_a_running_search_exits_143_and_leaves_nothing(tmp_path):
     code, lines, text = _signal_a_running_search(tmp_path, signal.SIGTERM)
     assert code == 143, text
     assert lines[-1] == "replicaplan search: terminated; nothing written"
-    assert "Traceback" not in text
+    assert "Traceback" not in text and "ForkPoolWorker" not in text, text
     assert list(tmp_path.iterdir()) == []
 
 
@@ -705,7 +733,8 @@ def test_the_operators_floor_and_kedas_timings_reach_the_objects(capsys, tmp_pat
 
 def test_a_process_forked_during_a_command_gets_the_signals_own_dispositions():
     """A pool's worker forked while the command's stop handlers are in place dies of SIGTERM in
-    the kernel (a pool's terminate() relies on it), and takes Ctrl-C as Python does."""
+    the kernel (a pool's terminate() relies on it), and ignores Ctrl-C, which a terminal sends
+    to the whole group: the parent acts on it."""
     import os
     import signal
 
@@ -720,7 +749,7 @@ def test_a_process_forked_during_a_command_gets_the_signals_own_dispositions():
             ok = (
                 signal.getsignal(signal.SIGTERM) == signal.SIG_DFL
                 and signal.getsignal(signal.SIGALRM) == signal.SIG_DFL
-                and signal.getsignal(signal.SIGINT) is signal.default_int_handler
+                and signal.getsignal(signal.SIGINT) == signal.SIG_IGN
             )
             os.write(write, b"1" if ok else b"0")
             os._exit(0)

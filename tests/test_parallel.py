@@ -60,21 +60,85 @@ def test_a_bad_job_count_is_named(monkeypatch, bad):
         parallel.jobs()
 
 
-def test_the_stop_signals_are_held_while_the_pool_forks_and_released_in_the_workers():
-    """Every at-fork callback in the parent runs with SIGINT, SIGTERM and SIGALRM held (so no
-    handler raises inside one, where Python prints the exception and drops it), the parent has
-    them back once the pool exists, and each worker has them back before it runs a task."""
+def _children() -> list[int]:
+    """This process's children still alive (not zombies)."""
     import os
+    from pathlib import Path
+
+    mine = []
+    for entry in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            fields = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[-1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == os.getpid() and fields[0] != "Z":
+            mine.append(int(entry))
+    return mine
+
+
+@pytest.fixture
+def a_stop_on_sigusr1():
+    """SIGUSR1 handled as the command handles a stop: ``stops.stop(KeyboardInterrupt)``."""
     import signal
 
-    from replicaplan.core import parallel
+    from replicaplan.core import stops
 
-    seen: list = []
-    os.register_at_fork(after_in_parent=lambda: seen.append(signal.pthread_sigmask(0, [])))
-    blocked_in_workers = parallel.fork_map(
-        lambda _: sorted(int(s) for s in signal.pthread_sigmask(0, [])), range(4), workers=2
-    )
-    mask_now = signal.pthread_sigmask(0, [])
-    assert seen and all(set(parallel.HELD) <= set(mask) for mask in seen[-2:])
-    assert not set(parallel.HELD) & set(mask_now)
-    assert all(not set(map(int, parallel.HELD)) & set(w) for w in blocked_in_workers)
+    previous = signal.signal(signal.SIGUSR1, lambda *_: stops.stop(KeyboardInterrupt))
+    yield signal.SIGUSR1
+    signal.signal(signal.SIGUSR1, previous)
+
+
+def _signal_self(signum) -> None:
+    """Send ``signum`` to this process and pass a few bytecodes, where its handler runs."""
+    import os
+
+    os.kill(os.getpid(), signum)
+    for _ in range(100):
+        pass
+
+
+@pytest.mark.parametrize("when", ["between two forks", "while the pool ends"])
+def test_a_stop_while_the_pool_starts_or_ends_leaves_no_worker_behind(
+    monkeypatch, a_stop_on_sigusr1, when
+):
+    """A stop that comes while the pool forks its workers (after the first, before the second)
+    or while it ends them is raised once the pool is gone: the run stops with
+    KeyboardInterrupt and no worker outlives it. Raised where it came, the first case left the
+    second worker forked but unknown to the pool, and the second left both running (seen: a
+    command's pipe held open after it had exited)."""
+    from multiprocessing import context
+    from multiprocessing import pool as mp_pool
+
+    if when == "between two forks":
+        forks = []
+        fork = context.ForkProcess._Popen
+
+        def signalled_after_the_first(process):
+            popen = fork(process)
+            forks.append(popen)
+            if len(forks) == 1:
+                _signal_self(a_stop_on_sigusr1)
+            return popen
+
+        monkeypatch.setattr(context.ForkProcess, "_Popen", staticmethod(signalled_after_the_first))
+    else:
+        finish = mp_pool.Pool._help_stuff_finish
+
+        def signalled(*args):
+            _signal_self(a_stop_on_sigusr1)
+            return finish(*args)
+
+        monkeypatch.setattr(mp_pool.Pool, "_help_stuff_finish", staticmethod(signalled))
+    with pytest.raises(KeyboardInterrupt):
+        parallel.fork_map(lambda k: k * k, range(6), workers=2)
+    assert _children() == []
+    assert multiprocessing.active_children() == []
+
+
+def test_a_worker_leaves_ctrl_c_to_the_parent():
+    """A terminal sends Ctrl-C to every process of the group; a worker ignores it (the parent
+    ends the pool), where raising KeyboardInterrupt would print the worker's own traceback."""
+    import signal
+
+    got = parallel.fork_map(lambda _: signal.getsignal(signal.SIGINT), range(2), workers=2)
+    assert got == [signal.SIG_IGN, signal.SIG_IGN]

@@ -21,9 +21,10 @@ layer and the layers below it (``make test`` checks this with import-linter, see
 2 serving      catalogue, replica, engine, trace, fluid, queueing, roofline, coldstart: one
                replica (the catalogue imports no numpy, for the command line's help)
 1 core         example, promises, startup, _check, symbols, derived, stats, portable,
-               parallel, calendar: the running example, its promises and start-up (each
-               checked once), checks, notation, the derived formulas written out, standard
-               errors, portable floats, forked runs, the calendar
+               parallel, stops, calendar: the running example, its promises and start-up
+               (each checked once), checks, notation, the derived formulas written out,
+               standard errors, portable floats, forked runs, stops that wait for a section
+               to end, the calendar
 
 (``tests/test_layers.py`` checks that this table, the README's and the front page's list every
 module of each layer, in the contract's order.)

@@ -21,18 +21,16 @@ import multiprocessing
 import os
 import signal
 
+from replicaplan.core import stops
+
 _TASK = None
 
-HELD = (signal.SIGINT, signal.SIGTERM, signal.SIGALRM)
-"""The signals a command stops on, held while the pool forks its workers. A fork runs other
-modules' at-fork callbacks (logging releases its lock in one); a signal handler that raises
-inside one has its exception printed as "Exception ignored" and dropped (seen: a traceback in a
-SIGTERM's one line, under load). Held, the signal arrives once the pool exists, in plain code,
-where the pool's ``with`` ends the workers. The workers take them back first thing."""
 
-
-def _release() -> None:
-    signal.pthread_sigmask(signal.SIG_UNBLOCK, HELD)
+def _leave_stops() -> None:
+    """A worker ignores Ctrl-C, which a terminal sends to the whole process group: the parent
+    acts on it and ends the pool (a worker that raised KeyboardInterrupt would print its own
+    traceback, and the pool would start another in its place)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def _call(item):
@@ -76,15 +74,15 @@ def fork_map(fn, items, *, workers: int | None = None, progress=None) -> list:
     if n <= 1 or "fork" not in multiprocessing.get_all_start_methods():
         return _collect(map(fn, items), len(items), progress)
     _TASK = fn
+    pool = None
     try:
-        previous = signal.pthread_sigmask(signal.SIG_BLOCK, HELD)
-        try:
-            pool = multiprocessing.get_context("fork").Pool(n, initializer=_release)
-        except BaseException:
-            signal.pthread_sigmask(signal.SIG_SETMASK, previous)
-            raise
-        with pool:
-            signal.pthread_sigmask(signal.SIG_SETMASK, previous)  # a held signal arrives here
-            return _collect(pool.imap(_call, items, chunksize=1), len(items), progress)
+        # a stop waits while the pool forks its workers and while it ends them: cut there, it
+        # leaves workers that outlive the command (core.stops)
+        with stops.held():
+            pool = multiprocessing.get_context("fork").Pool(n, initializer=_leave_stops)
+        return _collect(pool.imap(_call, items, chunksize=1), len(items), progress)
     finally:
+        if pool is not None:
+            with stops.held():
+                pool.terminate()
         _TASK = None

@@ -24,6 +24,7 @@ import os
 import signal
 import sys
 
+from replicaplan.core import stops
 from replicaplan.interface.commands import COMMANDS
 
 
@@ -65,14 +66,15 @@ load, in the test that sends it)."""
 
 
 def _child_defaults() -> None:
-    """In a process forked while a command runs (a pool's worker): the signals' own dispositions
-    back, so that a pool's terminate() (SIGTERM) kills the worker in the kernel, as
-    multiprocessing expects, with no Python code to run first (a worker blocked on the pool's
-    queue lock could not run it: seen as a pool that never finished terminating)."""
+    """In a process forked while a command runs (a pool's worker), before it runs any Python:
+    SIGTERM and SIGALRM back to the kernel's defaults, so that a pool's terminate() ends the
+    worker with no Python code to run first (a worker blocked on the pool's queue lock could
+    not run it: seen as a pool that never finished terminating), and Ctrl-C ignored: a terminal
+    sends it to the whole group, and the parent, which acts on it, ends its workers."""
     if _STOP_HANDLERS:
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
         signal.signal(signal.SIGALRM, signal.SIG_DFL)
-        signal.signal(signal.SIGINT, signal.default_int_handler)
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 _STOP_HANDLERS: list = []
@@ -85,7 +87,7 @@ def _stop(signum, frame):
         _STOP[:] = [KeyboardInterrupt if signum == signal.SIGINT else Terminated]
         signal.setitimer(signal.ITIMER_REAL, AGAIN_S, AGAIN_S)
     if _STOP:
-        raise _STOP[0]
+        stops.stop(_STOP[0])  # now, or where a section that must finish ends (core.stops)
 
 
 def _fresh_line() -> str:

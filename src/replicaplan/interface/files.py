@@ -17,12 +17,10 @@ from __future__ import annotations
 import fcntl
 import os
 import shutil
-import signal
 import tempfile
 from pathlib import Path
 
-HELD_SIGNALS = {signal.SIGINT, signal.SIGTERM, signal.SIGALRM}
-"""The signals that wait while ``Staging`` renames its outputs into place or removes them."""
+from replicaplan.core import stops
 
 
 def _umask() -> int:
@@ -101,17 +99,14 @@ class Staging:
         return self
 
     def __exit__(self, kind, value, tb) -> None:
-        # no signal between the first rename and the last, or in the middle of the clean-up:
-        # every target ends as the new output or as it was (a signal waits, then acts)
-        held = signal.pthread_sigmask(signal.SIG_BLOCK, HELD_SIGNALS)
-        try:
-            if kind is None:
-                self.commit()
-        finally:
+        # no stop between the first rename and the last, or in the middle of the clean-up:
+        # every target ends as the new output or as it was (a stop waits, then acts)
+        with stops.held():
             try:
-                self.discard()  # what is left: everything after an error, nothing after a commit
+                if kind is None:
+                    self.commit()
             finally:
-                signal.pthread_sigmask(signal.SIG_SETMASK, held)
+                self.discard()  # what is left: everything after an error, nothing after a commit
 
 
 class FolderLocks:
