@@ -383,6 +383,10 @@ def zero_rates(tmp_path):
             ["--rates", str(WEEK), "--max-replicas", "1"],
             r"--max-replicas must be >= 2 \(the quietest minute's fleet.*got 1",
         ),
+        (
+            ["--min-replicas", "5", "--max-replicas", "2"],
+            r"--max-replicas must be >= --min-replicas \(5\), got 2",
+        ),
     ],
 )
 def test_bad_plans_exit_2_and_write_nothing(capsys, tmp_path, extra, match):

@@ -3,6 +3,7 @@ import math
 import numpy as np
 import pytest
 
+from replicaplan.core.startup import Startup
 from replicaplan.interface.report import event_request_line
 from replicaplan.interface.report import policy_table_text as format_policy_table
 from replicaplan.scenarios.studies import policy_table
@@ -65,13 +66,13 @@ def test_calendar_calls_replicas_startup_minutes_early(rows):
 
 def test_zero_startup_is_ready_at_once():
     rate = np.array([5.0, 50.0, 50.0])
-    r = simulate_day(rate, startup_min=0)
+    r = simulate_day(rate, startup=Startup(0))
     assert list(r.ready) == [1, 8, 8] and r.uncovered_minutes == 0
 
 
 def test_scale_down_waits_for_the_window():
     rate = np.array([50.0] * 3 + [5.0] * 10)
-    r = simulate_day(rate, startup_min=1, scale_down_window_min=5)
+    r = simulate_day(rate, startup=Startup(1), scale_down_window_min=5)
     # the high recommendation stays in the last five for four more minutes
     assert list(r.ready[:8]) == [8, 8, 8, 8, 8, 8, 8, 1]
 
@@ -94,11 +95,11 @@ def random_days():
 @pytest.mark.parametrize(
     "kwargs",
     [
-        dict(startup_min=0),
-        dict(startup_min=1),
-        dict(startup_min=8),
-        dict(startup_min=8, reserve=3),
-        dict(startup_min=8, calendar=True),
+        dict(startup=Startup(0)),
+        dict(startup=Startup(1)),
+        dict(startup=Startup(8)),
+        dict(startup=Startup(8), reserve=3),
+        dict(startup=Startup(8), calendar=True),
         dict(fixed=9),
     ],
 )
@@ -116,10 +117,10 @@ def test_invariants(random_days, kwargs):
 @pytest.mark.parametrize(
     "kwargs",
     [
-        dict(startup_min=1),
-        dict(startup_min=8),
-        dict(startup_min=8, calendar=True),
-        dict(startup_min=8, reserve=2),
+        dict(startup=Startup(1)),
+        dict(startup=Startup(8)),
+        dict(startup=Startup(8), calendar=True),
+        dict(startup=Startup(8), reserve=2),
     ],
 )
 def test_more_capacity_never_pays_more(random_days, kwargs):
@@ -142,8 +143,6 @@ def test_more_capacity_never_pays_more(random_days, kwargs):
         (dict(target=0.0), "target"),
         (dict(target=1.01), "target"),
         (dict(target=math.nan), "target"),
-        (dict(startup_min=-1), "startup_min"),
-        (dict(startup_min=1.5), "startup_min"),
         (dict(reserve=1.5), "reserve"),
         (dict(reserve=-1), "reserve"),
         (dict(reserve=True), "reserve"),
@@ -224,7 +223,7 @@ def test_one_factory_builds_the_books_five_policies_and_a_replays_set():
     from replicaplan.simulation.day import standard_policies
 
     book = reference_policies(reference_traffic(), with_forecast=True)
-    assert [(p.startup_min, p.fixed, p.reserve, p.calendar, p.forecast) for p in book] == [
+    assert [(p.startup.minutes, p.fixed, p.reserve, p.calendar, p.forecast) for p in book] == [
         (0, 8, 0, False, False),
         (1, None, 0, False, False),
         (8, None, 0, False, False),
@@ -233,14 +232,43 @@ def test_one_factory_builds_the_books_five_policies_and_a_replays_set():
         (8, None, 0, False, True),
     ]
     assert book[0].name == "always at peak" and book[4].name == "8 min, with calendar"
-    replay = standard_policies(5, 4, spares=2, ahead=("forecast",))
-    assert [(p.startup_min, p.fixed, p.reserve, p.forecast) for p in replay] == [
+    replay = standard_policies(5, Startup(4), spares=2, ahead=("forecast",))
+    assert [(p.startup.minutes, p.fixed, p.reserve, p.forecast) for p in replay] == [
         (0, 5, 0, False),
         (4, None, 0, False),
         (4, None, 2, False),
         (4, None, 0, True),
     ]
     with pytest.raises(ValueError, match="ahead must be among"):
-        standard_policies(5, 4, spares=2, ahead=("oracle",))
+        standard_policies(5, Startup(4), spares=2, ahead=("oracle",))
     with pytest.raises(ValueError, match="names: 3 policies, got 2 names"):
-        standard_policies(5, 4, spares=2, names=["a", "b"])
+        standard_policies(5, Startup(4), spares=2, names=["a", "b"])
+
+
+def test_a_policy_is_checked_when_it_is_made():
+    from replicaplan.simulation.day import DayPolicy
+
+    with pytest.raises(ValueError, match="reserve must be an integer >= 0"):
+        DayPolicy("spares", Startup(8), reserve=-1)
+    with pytest.raises(ValueError, match="fixed must be an integer >= 1"):
+        DayPolicy("none", Startup(0), fixed=0)
+    with pytest.raises(ValueError, match="startup_min must be an integer >= 0"):
+        DayPolicy("late", Startup(-1))
+
+
+def test_each_policy_and_start_up_of_the_table_is_checked_once(monkeypatch):
+    """The book's five policies: each start-up is checked once, where its ``Startup`` is made
+    (8 min, the table's; 1, the quick chase; 0, always on), and each policy once, where it is
+    made, under its final name: not again when it is renamed or run."""
+    from replicaplan.core import _check
+
+    seen: list[str] = []
+    integer = _check.integer
+    monkeypatch.setattr(
+        _check, "integer", lambda name, v, **k: seen.append(name) or integer(name, v, **k)
+    )
+    rows = policy_table()
+    assert [p.name for p, _ in rows][0] == "always at peak"
+    assert seen.count("startup_min") == 3
+    assert seen.count("fixed") == 1  # the one fixed fleet
+    assert seen.count("peak_fleet") == 1

@@ -51,7 +51,7 @@ def test_l_star_is_what_a_replica_holds_at_the_operating_rate(sample, point):
 def test_stricter_promises_lower_capacity_and_a_lower_target_lowers_l_star(sample, point):
     strict = plan.operating_point(sample, promises=Promises(tpot_slo_s=0.8 * PROMISES.tpot_slo_s))
     assert strict.mu_star < point.mu_star
-    gentle = plan.operating_point(sample, target_utilization=0.5)
+    gentle = plan.operating_point(sample, sizing=plan.Sizing(target_utilization=0.5))
     assert gentle.mu_star == point.mu_star  # the same sweep: capacity does not depend on ρ*
     assert gentle.concurrency_target < point.concurrency_target
 
@@ -68,4 +68,4 @@ def test_promises_no_load_can_meet_are_refused(sample):
     with pytest.raises(ValueError, match="trace"):
         plan.operating_point("conv_sample.csv")
     with pytest.raises(ValueError, match="target_utilization"):
-        plan.operating_point(sample, target_utilization=1.5)
+        plan.operating_point(sample, sizing=plan.Sizing(target_utilization=1.5))

@@ -153,7 +153,7 @@ def scheduled_week():
         logs.read_rate_series(WEEK),
         startup=Startup(SCHEDULE_WINS_STARTUP_MIN),
         n_requests=2000,
-        short_budget=0,  # every minute covered: the schedule is the cheapest that does it
+        sizing=plan.Sizing(short_budget=0),  # every minute covered: the schedule is cheapest
     )
 
 

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 from test_forecast import three_days
 
+from replicaplan.core.promises import Promises
 from replicaplan.core.startup import Startup
 from replicaplan.planner import plan
 
@@ -30,14 +31,16 @@ def test_replay_of_a_step_by_hand():
     assert chase.result.excess_fraction == pytest.approx(2 * 8 / (60 * 2 + 30 * 10 + 30 * 2))
     best, why = plan.recommend([always, chase, spares])  # 3.3 % beyond capacity is over 1 %
     assert best is always and "at most 1.00% of requests" in why  # cheaper than spares all along
-    best, why = plan.recommend([always, chase, spares], short_budget=0)
+    best, why = plan.recommend([always, chase, spares], plan.Sizing(short_budget=0))
     assert best is always and "no minute uncovered" in why
-    best, why = plan.recommend([always, chase, spares], short_budget=0.04)
+    best, why = plan.recommend([always, chase, spares], plan.Sizing(short_budget=0.04))
     assert best is chase and "at most 4.00%" in why
     assert plan.default_short_budget(0.9) == pytest.approx(0.01)
     assert plan.default_short_budget(0.99) == pytest.approx(0.001)
+    stricter = Promises(quota=0.99)  # the default budget follows the quota: 0.1 %
+    assert plan.recommend([always, chase, spares], promises=stricter)[0] is always
     with pytest.raises(ValueError, match="short_budget"):
-        plan.recommend([always], short_budget=1.0)
+        plan.Sizing(short_budget=1.0)
 
 
 def test_recommend_when_nothing_covers():

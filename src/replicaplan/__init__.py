@@ -20,11 +20,11 @@ layer and the layers below it (``make test`` checks this with import-linter, see
 3 traffic      loadgen, logs, forecast: lengths and arrivals, a reader's logs, every forecast
 2 serving      catalogue, replica, engine, trace, fluid, queueing, roofline, coldstart: one
                replica (the catalogue imports no numpy, for the command line's help)
-1 core         example, promises, startup, _check, symbols, derived, stats, portable,
-               parallel, stops, calendar: the running example, its promises and start-up
-               (each checked once), checks, notation, the derived formulas written out,
-               standard errors, portable floats, forked runs, stops that wait for a section
-               to end, the calendar
+1 core         example, promises, startup, sizing, _check, symbols, derived, stats,
+               portable, parallel, stops, calendar: the running example, its promises,
+               start-up and sizing (each checked once), checks, notation, the derived formulas
+               written out, standard errors, portable floats, forked runs, stops that wait for
+               a section to end, the calendar
 
 (``tests/test_layers.py`` checks that this table, the README's and the front page's list every
 module of each layer, in the contract's order.)
@@ -55,6 +55,9 @@ __version__ = "0.1.0"
 _EXPORTS = {
     # core
     "EXAMPLE": "core.example",
+    "Promises": "core.promises",
+    "Startup": "core.startup",
+    "Sizing": "core.sizing",
     # serving
     "ReplicaModel": "serving.replica",
     "GPU": "serving.catalogue",

@@ -12,8 +12,8 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from replicaplan.core import _check
-from replicaplan.core.example import EXAMPLE
 from replicaplan.core.promises import PROMISES, Promises
+from replicaplan.core.sizing import SIZING, Sizing
 from replicaplan.economics.cost import phase_seconds, split_by_phase
 from replicaplan.serving.engine import simulate_open
 from replicaplan.serving.fluid import MeasuredReplica
@@ -50,7 +50,7 @@ def operating_point(
     trace: TraceFile | LengthMix,
     model: ReplicaModel | None = None,
     *,
-    target_utilization: float = EXAMPLE.target_utilization,
+    sizing: Sizing = SIZING,
     promises: Promises = PROMISES,
     n_requests: int = 4000,
     seed: int = 0,
@@ -58,7 +58,8 @@ def operating_point(
     resolution_share: float | None = None,
     precision: float | None = PRECISION,
 ) -> OperatingPoint:
-    """μ*, ρ*μ*, W̄ and L* of ``model`` on the length mix of ``trace`` (a log, or a mix).
+    """μ*, ρ*μ*, W̄ and L* of ``model`` on the length mix of ``trace`` (a log, or a mix),
+    within ``promises``, at the ρ* of ``sizing``.
 
     The sweep's grid spans 10 % to 130 % of the raw rate a full batch completes at the log's
     mean prompt and answer lengths and its own context (``ReplicaModel.max_rate_rps``),
@@ -79,7 +80,7 @@ def operating_point(
     else:
         raise ValueError("trace must be a TraceFile (logs.read_trace) or a LengthMix")
     model = model or ReplicaModel()
-    target_utilization = _check.fraction("target_utilization", target_utilization)
+    target_utilization = sizing.target_utilization  # ρ*; the bounds and budget act later
     # the raw rate at the log's own context (its mean prompt and half its mean answer), not the
     # running example's 2,000 tokens a sequence
     context = mean_prompt + mean_output / 2

@@ -26,8 +26,8 @@ from replicaplan.autoscalers.manifest import (
     keda_scaled_object,
 )
 from replicaplan.core import _check, calendar
-from replicaplan.core.example import EXAMPLE
 from replicaplan.core.promises import PROMISES, Promises
+from replicaplan.core.sizing import SIZING, Sizing, default_short_budget
 from replicaplan.core.startup import STARTUP, Startup
 from replicaplan.economics.cost import price_run
 from replicaplan.planner.behavior import behavior, scale_down_window_min
@@ -49,7 +49,6 @@ from replicaplan.planner.replay import (
     ScheduleScore,
     StartupSensitivity,
     compare_schedules,
-    default_short_budget,
     recommend,
     replay,
     startup_sensitivity,
@@ -76,6 +75,7 @@ __all__ = [
     "ScheduleScore",
     "compare_schedules",
     "default_short_budget",
+    "Sizing",
     "weekdays",
     "Plan",
     "ReplayRow",
@@ -179,11 +179,11 @@ class Plan:
 
 
 def max_replicas_for(rate, mu_star_rps: float, target: float, low: int, given: int | None) -> int:
-    """The manifests' ``maxReplicas``: ``given``, or twice the busiest minute's fleet
-    2 ⌈λ_max/(ρ*μ*)⌉ (at least ``low`` + 1): a safety margin, not what keeps the autoscaler from
-    running away (its signal does that: ``operating.SIGNAL``)."""
+    """The manifests' ``maxReplicas``: ``given`` (an operator's ``Sizing.max_replicas``, checked
+    there), or twice the busiest minute's fleet 2 ⌈λ_max/(ρ*μ*)⌉ (at least ``low`` + 1): a
+    safety margin, not what keeps the autoscaler from running away (its signal does that:
+    ``operating.SIGNAL``). A ceiling under ``low``, the floor the log sets, is refused."""
     if given is not None:
-        given = _check.integer("max_replicas", given, minimum=1)
         if given < low:
             raise ValueError(
                 f"max_replicas must be >= {low} (the quietest minute's fleet or min_replicas, the "
@@ -199,12 +199,9 @@ def plan(
     model: ReplicaModel | None = None,
     *,
     lengths: TraceFile | LengthMix | None = None,
-    target_utilization: float = EXAMPLE.target_utilization,
+    sizing: Sizing = SIZING,
     promises: Promises = PROMISES,
     startup: Startup = STARTUP,
-    short_budget: float | None = None,
-    max_replicas: int | None = None,
-    min_replicas: int | None = None,
     wake_query: str | None = None,
     latency_guard: bool = False,
     keda_polling_s: int | None = None,
@@ -228,16 +225,16 @@ def plan(
     series (``logs.read_rate_series``), served by ``model`` (the running example's replica by
     default) within the promises, paid ``price_per_gpu_hour`` for each of its GPUs (by default
     the replica's own GPU price: the catalogue's list price, or the running example's 2 €).
-    The recommendation is the cheapest policy that leaves at most ``short_budget`` of the
-    requests beyond capacity (by default ``default_short_budget`` of the promises' quota: 1 % for
-    90 %).
+    The fleet is sized by ``sizing`` (ρ*, the bounds, the short budget: ``core.sizing``). The
+    recommendation is the cheapest policy that leaves at most its short budget of the requests
+    beyond capacity (by default ``default_short_budget`` of the promises' quota: 1 % for 90 %).
 
     The length mix is the log's own, or ``lengths``; a rate series carries no lengths, so it
     takes ``lengths`` or the Azure conversation mix. Errors, each naming the parameter: promises
     no load meets, a log shorter than the scale-down window, a log without requests. μ* is
     measured until its standard error is ``precision`` of it (``capacity.replicate``).
-    ``min_replicas`` replaces the quietest minute's fleet as the manifests' floor (the replays
-    keep to it). ``min_replicas=0`` scales to zero, through KEDA alone, and needs
+    ``Sizing.min_replicas`` replaces the quietest minute's fleet as the manifests' floor (the
+    replays keep to it). ``min_replicas=0`` scales to zero, through KEDA alone, and needs
     ``wake_query``: the PromQL of the requests arriving a second in front of the engine, which
     wakes the fleet (``manifest.keda_scaled_object``'s ``wake``); the HPA and its replay keep a
     floor of 1, an upper bound on what the idle hours cost. ``latency_guard`` adds to the
@@ -282,7 +279,7 @@ def plan(
     point = operating_point(
         lengths,
         model,
-        target_utilization=target_utilization,
+        sizing=sizing,
         promises=promises,
         n_requests=n_requests,
         seed=seed,
@@ -298,14 +295,13 @@ def plan(
         tokens_per_request=point.mean_output,
         start_s=start_s,
     )
-    if short_budget is None:
-        short_budget = default_short_budget(promises.quota)
-    best, why = recommend(rows, short_budget)
+    short_budget = sizing.budget(promises)
+    best, why = recommend(rows, sizing, promises)
     enough = days_covered(rate, start_s) >= SCHEDULE_MIN_DAYS
     table = schedule(rate, mu_star, target, start_s) if enough else None
     low = max(1, replicas_needed(float(rate.min()), mu_star, target))
-    if min_replicas is not None:  # the operator's floor, above or below the quietest minute's
-        low = _check.integer("min_replicas", min_replicas, minimum=0)
+    if sizing.min_replicas is not None:  # the operator's floor, above or below the quietest's
+        low = sizing.min_replicas
     if (low == 0) != (wake_query is not None):
         raise ValueError(
             "min_replicas=0 (scale to zero) and wake_query go together: the engine's own "
@@ -313,7 +309,7 @@ def plan(
         )
     to_zero = low == 0
     low = max(low, 1)  # the HPA's floor (and its replay's); KEDA takes the fleet to 0 and back
-    high = max_replicas_for(rate, mu_star, target, low, max_replicas)
+    high = max_replicas_for(rate, mu_star, target, low, sizing.max_replicas)
     up, down = behavior(rate, mu_star, target, startup)
     mix = lengths.length_mix() if isinstance(lengths, TraceFile) else lengths
     measured = measured_replica(model, mix, point, n_requests=n_requests, seed=seed)

@@ -13,6 +13,8 @@ import numpy as np
 
 from replicaplan.core import _check
 from replicaplan.core.example import EXAMPLE
+from replicaplan.core.promises import PROMISES, Promises
+from replicaplan.core.sizing import SIZING, Sizing
 from replicaplan.core.startup import STARTUP, Startup
 from replicaplan.economics.cost import PricedPolicy, price_day
 from replicaplan.planner.reserve import spares_for
@@ -71,7 +73,7 @@ def replay(
         forecast = learned_forecast(rate, start_s)
     policies = standard_policies(
         peak_fleet,
-        startup.minutes,
+        startup,
         spares=spares,
         ahead=("forecast",) if forecast is not None else (),
     )
@@ -126,23 +128,18 @@ def startup_sensitivity(rate, mu_star_rps: float, startups, **replay_kwargs) -> 
     )
 
 
-def default_short_budget(quota: float) -> float:
-    """The default share of requests allowed to arrive beyond the ready replicas' capacity:
-    (1 − quota)/10, a tenth of the share the quota already lets miss its promise at the
-    operating point, so a fleet late to a burst costs the promise at most a tenth of its margin.
-    Such requests are not lost: they wait for a replica still starting."""
-    return round(1 - _check.fraction("quota", quota), 12) / 10
+SHORT_BUDGET = SIZING.budget(PROMISES)
+"""``sizing.default_short_budget`` of the book's 90 % quota: 1 % of requests."""
 
 
-SHORT_BUDGET = default_short_budget(EXAMPLE.quota)
-"""``default_short_budget`` of the book's 90 % quota: 1 % of requests."""
-
-
-def recommend(rows: list[ReplayRow], short_budget: float = SHORT_BUDGET) -> tuple[ReplayRow, str]:
-    """The cheapest policy per token that leaves at most ``short_budget`` of the requests beyond
-    capacity (``DayResult.excess_fraction``); else the one that leaves fewest. With a budget of
-    0 this is the cheapest policy that leaves no minute uncovered."""
-    short_budget = _check.fraction("short_budget", short_budget, low_open=False, high_open=True)
+def recommend(
+    rows: list[ReplayRow], sizing: Sizing = SIZING, promises: Promises = PROMISES
+) -> tuple[ReplayRow, str]:
+    """The cheapest policy per token that leaves at most the short budget of ``sizing`` under
+    ``promises`` of the requests beyond capacity (``DayResult.excess_fraction``; 1 % by default,
+    ``SHORT_BUDGET``); else the one that leaves fewest. With a budget of 0 this is the cheapest
+    policy that leaves no minute uncovered."""
+    short_budget = sizing.budget(promises)
     within = [r for r in rows if r.result.excess_fraction <= short_budget]
     if within:
         best = min(within, key=lambda r: r.priced.per_million)
@@ -200,7 +197,7 @@ def compare_schedules(
         ("mean of the hour's peaks, all days", pooled_mean_forecast(rate, start_s)),
         ("median of the hour's peaks, by weekday", learned_forecast(rate, start_s)),
     ):
-        policy = DayPolicy(name, startup_min=startup.minutes, forecast=True)
+        policy = DayPolicy(name, startup, forecast=True)
         ((_, result),) = run_policies(rate, [policy], mu_star_rps, target, forecast)
         floor = replicas_needed(forecast, mu_star_rps, target)
         scores.append(

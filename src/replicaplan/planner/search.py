@@ -26,8 +26,8 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from replicaplan.core import _check, parallel
-from replicaplan.core.example import EXAMPLE
 from replicaplan.core.promises import PROMISES, Promises
+from replicaplan.core.sizing import SIZING, Sizing
 from replicaplan.core.startup import STARTUP, Startup
 from replicaplan.planner.grid import (
     SEARCH_BATCHES,
@@ -38,7 +38,7 @@ from replicaplan.planner.grid import (
     SEARCH_TOKEN_BUDGETS,
 )
 from replicaplan.planner.operating import bill_by_phase, operating_point, phase_seconds_at
-from replicaplan.planner.replay import default_short_budget, recommend, replay
+from replicaplan.planner.replay import recommend, replay
 from replicaplan.planner.server import max_model_len, vllm_refusal
 from replicaplan.serving.catalogue import GPUS, MODELS, ModelShape, replica_hour_price
 from replicaplan.serving.replica import ReplicaModel
@@ -114,14 +114,13 @@ def grid(
 
 @dataclass(frozen=True)
 class Settings:
-    """What every candidate is judged by: the promises, the planner's target and start-up, the
-    shortfall budget, the prices (per GPU-hour, by GPU name; the catalogue's list prices by
-    default) and the screening's size and seed."""
+    """What every candidate is judged by: the promises, the sizing (ρ* and the short budget;
+    ``core.sizing``), the start-up, the prices (per GPU-hour, by GPU name; the catalogue's list
+    prices by default) and the screening's size and seed."""
 
     promises: Promises = PROMISES
-    target_utilization: float = EXAMPLE.target_utilization
+    sizing: Sizing = SIZING
     startup: Startup = STARTUP
-    short_budget: float | None = None
     prices: tuple = ()
     """(GPU name, price of one GPU-hour) pairs overriding the catalogue's."""
     n_requests: int = SEARCH_REQUESTS
@@ -135,9 +134,7 @@ class Settings:
 
     @property
     def budget(self) -> float:
-        if self.short_budget is None:
-            return default_short_budget(self.promises.quota)
-        return self.short_budget
+        return self.sizing.budget(self.promises)
 
 
 @dataclass(frozen=True)
@@ -231,7 +228,7 @@ def evaluate(
         point = operating_point(
             lengths,
             replica,
-            target_utilization=settings.target_utilization,
+            sizing=settings.sizing,
             promises=settings.promises,
             n_requests=settings.n_requests,
             seed=settings.seed,
@@ -249,7 +246,7 @@ def evaluate(
         price_per_replica_hour=per_hour,
         tokens_per_request=point.mean_output,
     )
-    best, _ = recommend(rows, settings.budget)
+    best, _ = recommend(rows, settings.sizing, settings.promises)
     priced = best.priced
     per_in, per_out = bill_by_phase(priced, point, phase_seconds_at(point, replica))
     return Outcome(

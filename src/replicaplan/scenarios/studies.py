@@ -18,6 +18,7 @@ import numpy as np
 from replicaplan.autoscalers.controllers import HPAOn
 from replicaplan.core import _check
 from replicaplan.core.example import EXAMPLE
+from replicaplan.core.startup import Startup
 from replicaplan.scenarios.synthetic import noisy_days, reference_traffic
 from replicaplan.serving.fluid import replicas_needed
 from replicaplan.simulation.control import FleetRun, per_second, simulate_fleet
@@ -47,6 +48,8 @@ def reference_policies(
     The fixed fleet is sized on the peak at full capacity, ⌈max λ / μ*⌉, as the source does.
     """
     peak_fleet = replicas_needed(float(np.max(rate)), mu_star_rps)
+    startup = Startup(startup_min)
+    startup_min = startup.minutes
     names = [
         "always at peak",
         "chase, 1 min start",
@@ -58,10 +61,10 @@ def reference_policies(
         names.append(f"{startup_min} min, with forecast")
     return standard_policies(
         peak_fleet,
-        startup_min,
+        startup,
         spares=spares,
         ahead=("calendar", "forecast") if with_forecast else ("calendar",),
-        quick_start_min=1,
+        quick_start=Startup(1),
         names=names,
     )
 
@@ -116,14 +119,15 @@ def forecast_study(
     levels = _check.rates("noise_levels", noise_levels)
     seeds = _check.integer("seeds", seeds, minimum=1)
     history_days = _check.integer("history_days", history_days, minimum=1)
+    startup = Startup(startup_min)
     rows = []
     for level in levels:
         per_seed = []
         for seed in range(seeds):
             days = noisy_days(history_days + 1, noise=float(level), seed=seed)
             fc, today = seasonal_forecast(days[:-1]), days[-1]
-            chase = simulate_day(today, mu_star_rps, target, startup_min)
-            ahead = simulate_day(today, mu_star_rps, target, startup_min, forecast=fc)
+            chase = simulate_day(today, mu_star_rps, target, startup)
+            ahead = simulate_day(today, mu_star_rps, target, startup, forecast=fc)
             per_seed.append(
                 (
                     forecast_error(fc, today),

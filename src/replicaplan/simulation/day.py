@@ -22,13 +22,14 @@ a real queue would see.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from replicaplan.autoscalers.controllers import ExactTraffic, Fixed, Metrics
 from replicaplan.core import _check
 from replicaplan.core.example import EXAMPLE
+from replicaplan.core.startup import STARTUP, Startup
 from replicaplan.simulation.fleet import Fleet
 
 
@@ -126,7 +127,7 @@ def simulate_day(
     rate,
     mu_star_rps: float = EXAMPLE.mu_star_rps,
     target: float = EXAMPLE.target_utilization,
-    startup_min: int = EXAMPLE.startup_min,
+    startup: Startup = STARTUP,
     reserve: int = 0,
     fixed: int | None = None,
     calendar: bool = False,
@@ -140,42 +141,48 @@ def simulate_day(
     rate : array of requests/s, one per minute (any length ≥ 1; the source's day has 1440).
     mu_star_rps : μ*, requests/s one replica serves within its promises (> 0).
     target : ρ*, the utilization the autoscaler aims for, in (0, 1].
-    startup_min : T_start in whole minutes (≥ 0); 0 means a called replica is ready at once.
+    startup : T_start (``core.startup.Startup``, whole minutes); 0 means a called replica is
+        ready at once.
     reserve : spare replicas kept on top of the recommendation (integer ≥ 0).
     fixed : keep exactly this many replicas all day and never scale (integer ≥ 1), or None.
-    calendar : also read the traffic ``startup_min`` minutes ahead (announced events).
+    calendar : also read the traffic ``startup`` minutes ahead (announced events).
     scale_down_window_min : how many recent recommendations a scale-down must respect (≥ 1).
     forecast : per-minute predicted rates (same length as ``rate``): also size for the forecast
-        ``startup_min`` minutes ahead, as a policy that scales ahead on the daily season does.
+        ``startup`` minutes ahead, as a policy that scales ahead on the daily season does.
     """
-    rate = _check.rates("rate", rate)
-    mu_star_rps = _check.positive("mu_star_rps", mu_star_rps)
-    target = _check.fraction("target", target)
-    startup_min = _check.integer("startup_min", startup_min, minimum=0)
-    reserve = _check.integer("reserve", reserve, minimum=0)
-    window = _check.integer("scale_down_window_min", scale_down_window_min, minimum=1)
-    if fixed is not None:
-        fixed = _check.integer("fixed", fixed, minimum=1)
+    policy = DayPolicy("", startup, reserve=reserve, fixed=fixed, calendar=calendar)
+    return _simulate(
+        _check.rates("rate", rate),
+        _check.positive("mu_star_rps", mu_star_rps),
+        _check.fraction("target", target),
+        policy,
+        _check.integer("scale_down_window_min", scale_down_window_min, minimum=1),
+        forecast,
+    )
 
+
+def _simulate(rate, mu_star_rps, target, policy: DayPolicy, window: int, forecast) -> DayResult:
+    """``simulate_day`` on values already checked: its callers' (one policy) and
+    ``run_policies``' (each of a list, the day and μ* checked once for all)."""
     n_min = rate.size
-    if fixed is not None:
-        controller, first = Fixed(fixed), fixed
+    if policy.fixed is not None:
+        controller, first = Fixed(policy.fixed), policy.fixed
     else:
         controller = ExactTraffic(
             rate,
             mu_star_rps,
             target,
-            reserve=reserve,
-            calendar=calendar,
+            reserve=policy.reserve,
+            calendar=policy.calendar,
             forecast=forecast,
-            lookahead=startup_min,
+            lookahead=policy.startup.minutes,
             window=window,
         )
         first = controller.initial
     # one clock for every simulator: seconds. The day is the closed loop's 60-second case: its
-    # fleet is looked at once a minute, a replica called at t is ready at t + 60 · startup_min,
-    # and the controller decides every ``period_s`` (the day's autoscaler: 60 s)
-    fleet = Fleet(ready=first, startup=startup_min * MINUTE_S)
+    # fleet is looked at once a minute, a replica called at t is ready T_start later, and the
+    # controller decides every ``period_s`` (the day's autoscaler: 60 s)
+    fleet = Fleet(ready=first, startup=policy.startup.seconds)
     ready = np.zeros(n_min, dtype=int)
     paid = np.zeros(n_min, dtype=int)
     next_sync = 0.0
@@ -187,7 +194,7 @@ def simulate_day(
             metrics = Metrics(now=now, ready=fleet.ready, starting=len(fleet.starting))
             fleet.resize(controller.decide(metrics), now)
         ready[m], paid[m] = fleet.ready, fleet.paid
-    wanted = ready.copy() if fixed is not None else controller.wanted
+    wanted = ready.copy() if policy.fixed is not None else controller.wanted
 
     return DayResult(
         rate=rate,
@@ -217,14 +224,22 @@ def _backlogged(rate: np.ndarray, ready_capacity: np.ndarray) -> np.ndarray:
 
 @dataclass(frozen=True)
 class DayPolicy:
-    """One row of the policy table: a name and the arguments it gives ``simulate_day``."""
+    """One row of the policy table: a name and the arguments it gives ``simulate_day``,
+    checked when it is made (``reserve`` a whole number ≥ 0, ``fixed`` ≥ 1 or None; the
+    start-up a ``Startup``, checked when that was made), so that a list of them runs over a
+    day with no check per row."""
 
     name: str
-    startup_min: int
+    startup: Startup
     reserve: int = 0
     fixed: int | None = None
     calendar: bool = False
     forecast: bool = False
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "reserve", _check.integer("reserve", self.reserve, minimum=0))
+        if self.fixed is not None:
+            object.__setattr__(self, "fixed", _check.integer("fixed", self.fixed, minimum=1))
 
 
 AHEAD = ("calendar", "forecast")
@@ -234,19 +249,19 @@ exact), or at a forecast of it."""
 
 def standard_policies(
     peak_fleet: int,
-    startup_min: int,
+    startup: Startup,
     *,
     spares: int,
     ahead: tuple[str, ...] = (),
-    quick_start_min: int | None = None,
+    quick_start: Startup | None = None,
     names: list[str] | None = None,
 ) -> list[DayPolicy]:
     """The policies every comparison in the package runs, in this order, from the one place that
     builds them (the book's policy table and a reader's replay alike):
 
     1. always on: ``peak_fleet`` replicas all day, nothing to start;
-    2. only if ``quick_start_min`` is given: the chase with that start-up;
-    3. the chase with ``startup_min`` minutes of start-up;
+    2. only if ``quick_start`` is given: the chase with that start-up;
+    3. the chase with ``startup``;
     4. the same chase with ``spares`` replicas kept on top;
     5. one row per entry of ``ahead`` (``AHEAD``): the chase that also looks ahead.
 
@@ -254,26 +269,26 @@ def standard_policies(
     source's does.
     """
     peak_fleet = _check.integer("peak_fleet", peak_fleet, minimum=0)
-    startup_min = _check.integer("startup_min", startup_min, minimum=0)
     spares = _check.integer("spares", spares, minimum=0)
     unknown = [a for a in ahead if a not in AHEAD]
     if unknown:
         raise ValueError(f"ahead must be among {AHEAD}, got {unknown}")
-    t = startup_min
-    rows = [DayPolicy("always on, sized for the busiest minute", startup_min=0, fixed=peak_fleet)]
-    if quick_start_min is not None:
-        q = _check.integer("quick_start_min", quick_start_min, minimum=0)
-        rows.append(DayPolicy(f"chase, {q} min start", startup_min=q))
-    rows.append(DayPolicy(f"chase, {t} min start", startup_min=t))
-    rows.append(DayPolicy(f"chase, {t} min start, spares: {spares}", startup_min=t, reserve=spares))
+    t = startup.minutes
+    rows: list[tuple[str, Startup, dict]] = [
+        ("always on, sized for the busiest minute", Startup(0), {"fixed": peak_fleet})
+    ]
+    if quick_start is not None:
+        rows.append((f"chase, {quick_start.minutes} min start", quick_start, {}))
+    rows.append((f"chase, {t} min start", startup, {}))
+    rows.append((f"chase, {t} min start, spares: {spares}", startup, {"reserve": spares}))
     label = {"calendar": "with calendar", "forecast": "schedule from earlier days"}
     for a in ahead:
-        rows.append(DayPolicy(f"chase, {t} min start, {label[a]}", startup_min=t, **{a: True}))
+        rows.append((f"chase, {t} min start, {label[a]}", startup, {a: True}))
     if names is not None:
         if len(names) != len(rows):
             raise ValueError(f"names: {len(rows)} policies, got {len(names)} names")
-        rows = [replace(p, name=n) for p, n in zip(rows, names, strict=True)]
-    return rows
+        rows = [(n, *row[1:]) for n, row in zip(names, rows, strict=True)]
+    return [DayPolicy(name, start, **kwargs) for name, start, kwargs in rows]
 
 
 def run_policies(
@@ -285,21 +300,14 @@ def run_policies(
 ) -> list[tuple[DayPolicy, DayResult]]:
     """Each policy simulated over the same per-minute ``rate``: (policy, result) in order.
 
-    ``forecast`` is used by the policies that ask for it (``DayPolicy.forecast``).
+    ``forecast`` is used by the policies that ask for it (``DayPolicy.forecast``). The day,
+    μ* and ρ* are checked once for the whole list; each policy was checked when it was made.
     """
+    rate = _check.rates("rate", rate)
+    mu_star_rps = _check.positive("mu_star_rps", mu_star_rps)
+    target = _check.fraction("target", target)
+    window = SCALE_DOWN_WINDOW_MIN
     return [
-        (
-            p,
-            simulate_day(
-                rate,
-                mu_star_rps=mu_star_rps,
-                target=target,
-                startup_min=p.startup_min,
-                reserve=p.reserve,
-                fixed=p.fixed,
-                calendar=p.calendar,
-                forecast=forecast if p.forecast else None,
-            ),
-        )
+        (p, _simulate(rate, mu_star_rps, target, p, window, forecast if p.forecast else None))
         for p in policies
     ]

@@ -552,8 +552,9 @@ def planned_traffic(args: argparse.Namespace, log, lengths):
     return clip_spikes(rate), lengths, start
 
 
-def plan_of(args: argparse.Namespace, log, lengths, model, price_per_gpu_hour):
-    """``plan.plan`` with the command's options: the one call both commands make."""
+def plan_of(args: argparse.Namespace, log, lengths, model, price_per_gpu_hour, size):
+    """``plan.plan`` with the command's options and ``size`` (``sizing(args)``): the one call
+    both commands make."""
     from replicaplan.planner.plan import plan
 
     rate, lengths, start_s = planned_traffic(args, log, lengths)
@@ -562,12 +563,9 @@ def plan_of(args: argparse.Namespace, log, lengths, model, price_per_gpu_hour):
             rate,
             model,
             lengths=lengths,
-            target_utilization=args.target,
+            sizing=size,
             promises=promises(args),
             startup=startup(args),
-            short_budget=args.short_budget,
-            max_replicas=args.max_replicas,
-            min_replicas=args.min_replicas,
             wake_query=args.wake_query,
             latency_guard=args.latency_guard,
             keda_polling_s=args.polling_interval,
@@ -586,9 +584,7 @@ def plan_of(args: argparse.Namespace, log, lengths, model, price_per_gpu_hour):
             signal=args.signal,
         )
     except ValueError as err:  # what depends on the log, named by the flags that set it
-        if str(err).startswith("max_replicas"):
-            raise ValueError(str(err).replace("max_replicas", "--max-replicas", 1)) from None
-        if str(err).startswith("the promises ("):
+        if str(err).startswith(("max_replicas", "the promises (")):
             raise ValueError(by_flags(str(err))) from None
         raise
 
@@ -600,6 +596,22 @@ def startup(args: argparse.Namespace):
     return Startup(args.startup)
 
 
+def sizing(args: argparse.Namespace):
+    """The ``Sizing`` the command's flags make: each flag was checked by its type, and the pair
+    of bounds is checked here, by the flags' names."""
+    from replicaplan.core.sizing import Sizing
+
+    try:
+        return Sizing(
+            target_utilization=args.target,
+            min_replicas=args.min_replicas,
+            max_replicas=args.max_replicas,
+            short_budget=args.short_budget,
+        )
+    except ValueError as err:
+        raise ValueError(by_flags(str(err))) from None
+
+
 def promises(args: argparse.Namespace):
     """The ``Promises`` the command's flags make (each flag already checked by its type)."""
     from replicaplan.core.promises import Promises
@@ -608,12 +620,15 @@ def promises(args: argparse.Namespace):
 
 
 def by_flags(text: str) -> str:
-    """A message naming the promises as ``Promises.said`` does, with the flags' names instead:
-    '(ttft_slo_s=1.0, …)' → '(--ttft-slo 1.0, …)'."""
+    """A message naming the promises as ``Promises.said`` does, or the sizing's bounds, with
+    the flags' names instead: '(ttft_slo_s=1.0, …)' → '(--ttft-slo 1.0, …)', 'max_replicas' →
+    '--max-replicas'."""
     for name, flag in (
         ("ttft_slo_s=", "--ttft-slo "),
         ("tpot_slo_s=", "--tpot-slo "),
         ("quota=", "--quota "),
+        ("max_replicas", "--max-replicas"),
+        ("min_replicas", "--min-replicas"),
     ):
         text = text.replace(name, flag)
     return text

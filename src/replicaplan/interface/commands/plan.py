@@ -98,13 +98,14 @@ def run(args: argparse.Namespace) -> str:
     from replicaplan.interface.files import FolderLocks
 
     outputs = fleet.checked_inputs(args)
+    size = fleet.sizing(args)  # before any work: a ceiling under the floor is refused here
     with FolderLocks(outputs):  # one run at a time writes into a folder
-        result = _run(args, outputs)
+        result = _run(args, outputs, size)
     fleet.served_model_note(args)  # once the objects are written, beside them
     return result
 
 
-def _run(args: argparse.Namespace, outputs: dict) -> str:
+def _run(args: argparse.Namespace, outputs: dict, size) -> str:
     from replicaplan.interface.plan_report import text
     from replicaplan.serving.catalogue import gpu_hour_price
 
@@ -119,7 +120,7 @@ def _run(args: argparse.Namespace, outputs: dict) -> str:
             "without --gpu)"
         )
     log, lengths = fleet.traffic(args)
-    p = fleet.plan_of(args, log, lengths, model, price)
+    p = fleet.plan_of(args, log, lengths, model, price, size)
     served, objects = None, ()
     if args.deployment:
         from replicaplan.planner.server import DEFAULT_IMAGE, workload

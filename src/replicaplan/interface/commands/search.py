@@ -147,13 +147,14 @@ def run(args: argparse.Namespace):
     from replicaplan.interface.files import FolderLocks
 
     outputs = fleet.checked_inputs(args)
+    size = fleet.sizing(args)  # before any work: a ceiling under the floor is refused here
     with FolderLocks(outputs):  # one run at a time writes into a folder
-        result = _run(args, outputs)
+        result = _run(args, outputs, size)
     fleet.served_model_note(args)  # once the objects are written, beside them
     return result
 
 
-def _run(args: argparse.Namespace, outputs: dict):
+def _run(args: argparse.Namespace, outputs: dict, size):
     from replicaplan.interface import search_report
     from replicaplan.interface.plan_report import text as plan_text
     from replicaplan.planner import search as searching
@@ -177,9 +178,8 @@ def _run(args: argparse.Namespace, outputs: dict):
     settings = searching.Settings(
         calibration=calibrated,
         promises=fleet.promises(args),
-        target_utilization=args.target,
+        sizing=size,
         startup=fleet.startup(args),
-        short_budget=args.short_budget,
         prices=tuple(sorted(dict(args.gpu_price or ()).items())),
         n_requests=args.requests,
     )
@@ -222,6 +222,7 @@ def _run(args: argparse.Namespace, outputs: dict):
         lengths,
         best.candidate.replica(shape, settings.calibration),
         settings.price(best.candidate.gpu),
+        size,
     )
 
     def add_search(folder: Path) -> None:
