@@ -889,3 +889,30 @@ def test_a_fixed_length_benchmark_log_with_a_trailing_blank_line_plans(capsys, t
     out = json.loads(capsys.readouterr().out)
     assert out["requests"] == t.size and out["mean_prompt_tokens"] == 128.0
     assert math.isfinite(out["mu_star_rps"]) and out["mu_star_rps"] > out["peak_minute_rps"]
+
+
+@pytest.mark.parametrize("signum", ["SIGTERM", "SIGINT"])
+def test_a_stop_after_the_outputs_are_in_place_ends_the_run_as_it_succeeded(
+    capsys, tmp_path, monkeypatch, signum
+):
+    """SIGTERM or Ctrl-C once every output is in place has nothing left to stop: the run exits
+    0 with its summary, where it said "terminated; nothing written" (exit 143) over the
+    outputs it had just written."""
+    import os
+    import signal
+
+    from replicaplan.interface.commands import fleet
+
+    note = fleet.served_model_note
+
+    def stopped_then_noted(args):
+        os.kill(os.getpid(), getattr(signal, signum))
+        sum(range(1000))  # bytecodes, where the handler runs
+        note(args)
+
+    monkeypatch.setattr(fleet, "served_model_note", stopped_then_noted)
+    outputs = ["--manifest", str(tmp_path / "h.yaml"), "--keda", str(tmp_path / "k.yaml")]
+    assert main(["plan", "--log", str(SAMPLE_LOG), *outputs]) == 0
+    out, err = capsys.readouterr()
+    assert "nothing written" not in err and str(tmp_path / "h.yaml") in out
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["h.yaml", "k.yaml"]

@@ -132,3 +132,54 @@ def test_the_locks_are_released_when_the_run_ends(tmp_path):
                 pass
     with FolderLocks(outputs):  # free again
         pass
+
+
+@pytest.fixture
+def stop_on_sigusr1():
+    """SIGUSR1 handled as the command handles a stop (``stops.stop``), in a fresh command."""
+    import signal
+
+    from replicaplan.core import stops
+
+    stops.reset()
+    previous = signal.signal(signal.SIGUSR1, lambda *_: stops.stop(KeyboardInterrupt))
+    yield signal.SIGUSR1
+    signal.signal(signal.SIGUSR1, previous)
+    stops.reset()
+
+
+def test_a_stop_during_the_renames_waits_and_is_dropped_once_all_are_in_place(
+    tmp_path, monkeypatch, stop_on_sigusr1
+):
+    """A stop that comes between the first rename and the second neither cuts the renames
+    (every target new) nor is raised afterwards, where "nothing written" would be a lie; a
+    stop before the renames still stops the run with every target as it was."""
+    for name in ("a.yaml", "b.yaml"):
+        (tmp_path / name).write_text("old")
+    real, renames = os.replace, []
+
+    def signalled_after_the_first(src, dst):
+        real(src, dst)
+        renames.append(dst)
+        if len(renames) == 1:
+            os.kill(os.getpid(), stop_on_sigusr1)
+            sum(range(1000))  # bytecodes, where the handler runs and holds the stop
+
+    monkeypatch.setattr(os, "replace", signalled_after_the_first)
+    with files.Staging() as out:
+        out.file(tmp_path / "a.yaml", "new")
+        out.file(tmp_path / "b.yaml", "new")
+    assert len(renames) == 2
+    assert [(tmp_path / n).read_text() for n in ("a.yaml", "b.yaml")] == ["new", "new"]
+    monkeypatch.setattr(os, "replace", real)
+
+    from replicaplan.core import stops
+
+    stops.reset()  # the next command: a stop before its renames stops it
+    with pytest.raises(KeyboardInterrupt):
+        with files.Staging() as out:
+            out.file(tmp_path / "a.yaml", "newer")
+            os.kill(os.getpid(), stop_on_sigusr1)
+            sum(range(1000))
+    assert (tmp_path / "a.yaml").read_text() == "new"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.yaml", "b.yaml"]

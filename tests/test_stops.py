@@ -94,3 +94,15 @@ def test_a_signal_mask_in_the_main_thread_does_not_hold_a_signal_when_another_th
         idle.set()
         other.join()
         signal.signal(signal.SIGUSR1, previous)
+
+
+def test_once_finished_a_stop_held_or_to_come_is_dropped():
+    try:
+        with stops.held():
+            stops.stop(KeyboardInterrupt)
+            stops.finished()  # the outputs are in place: the held stop is dropped
+        stops.stop(KeyboardInterrupt)  # and one to come, outside any section
+    finally:
+        stops.reset()
+    with pytest.raises(KeyboardInterrupt):  # the next command's stops act again
+        stops.stop(KeyboardInterrupt)

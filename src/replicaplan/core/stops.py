@@ -16,6 +16,10 @@ behind in 3 runs of 40 on a loaded machine, and a test whose pipe never closed).
 A section that has not ended ``LIMIT_S`` after the first stop it held is cut all the same, so
 that a stop is never lost to a section that hangs.
 
+Once a command's outputs are in place (``finished()``), a stop has nothing left to stop: it is
+dropped, held or to come, and the run ends as it succeeded. Raised then, it would end the run
+with "nothing written" over outputs that were written. ``reset()`` starts the next command.
+
 Layer: core.
 """
 
@@ -30,6 +34,7 @@ LIMIT_S = 10.0
 _DEPTH = [0]
 _PENDING: list = []
 """The stop held (one exception) and when it came, while a section runs."""
+_FINISHED = [False]
 
 
 @contextlib.contextmanager
@@ -52,9 +57,25 @@ def holding() -> bool:
     return _DEPTH[0] > 0
 
 
+def finished() -> None:
+    """The work a stop would cut is over (a command's outputs are in place): the stop held, if
+    any, and every stop to come are dropped."""
+    _FINISHED[0] = True
+    _PENDING.clear()
+
+
+def reset() -> None:
+    """A new command begins: stops act again, and none is held."""
+    _FINISHED[0] = False
+    _PENDING.clear()
+
+
 def stop(exc: BaseException | type[BaseException]) -> None:
     """Raise ``exc`` (a signal handler's stop) now, or, inside a section, when it ends; raise it
-    now all the same once the section has held a stop for ``LIMIT_S`` seconds."""
+    now all the same once the section has held a stop for ``LIMIT_S`` seconds. After
+    ``finished()``, drop it."""
+    if _FINISHED[0]:
+        return
     if _DEPTH[0] == 0:
         raise exc
     since = _PENDING[0][1] if _PENDING else time.monotonic()

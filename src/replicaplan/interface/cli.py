@@ -102,10 +102,16 @@ def main(argv: list[str] | None = None) -> int:
     except SystemExit as stop:  # --help (0), or a flag refused by its type (2), said by argparse
         return int(stop.code or 0)
     _STOP.clear()
+    stops.reset()
     previous = {s: signal.signal(s, _stop) for s in STOP_SIGNALS}
     _STOP_HANDLERS.append(True)
     try:
         result = args.run(args)
+        text, status = result if isinstance(result, tuple) else (result, 0)
+        # still under the command's handlers: a stop now ends a run that wrote nothing with
+        # its one line, and is dropped once outputs are in place (core.stops.finished)
+        print(text)
+        return status
     except ValueError as err:
         print(f"replicaplan {args.command}: error: {err}", file=sys.stderr)
         return 2
@@ -128,9 +134,6 @@ def main(argv: list[str] | None = None) -> int:
         _STOP_HANDLERS.clear()
         for s, handler in previous.items():
             signal.signal(s, handler)
-    text, status = result if isinstance(result, tuple) else (result, 0)
-    print(text)
-    return status
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -100,11 +100,14 @@ class Staging:
 
     def __exit__(self, kind, value, tb) -> None:
         # no stop between the first rename and the last, or in the middle of the clean-up:
-        # every target ends as the new output or as it was (a stop waits, then acts)
+        # every target ends as the new output or as it was (a stop waits, then acts). Once the
+        # outputs are in place, a stop has nothing left to stop: it is dropped, not raised over
+        # outputs written (core.stops.finished)
         with stops.held():
             try:
                 if kind is None:
                     self.commit()
+                    stops.finished()
             finally:
                 self.discard()  # what is left: everything after an error, nothing after a commit
 
