@@ -11,7 +11,9 @@ replicaplan search --log requests.csv --model … [--gpu-grid …] [--gpu-price 
 Each command is a module of ``interface.commands``; this one builds the parser from them and runs
 the one asked for. Exit status: 0 done, 1 ``capacity`` found no μ* in its range, 2 bad input
 (one line naming the flag, or the file and row; nothing written), 130 interrupted (Ctrl-C),
-143 terminated (SIGTERM); an interrupted or terminated run leaves every output as it was.
+143 terminated (SIGTERM); an interrupted or terminated run leaves every output as it was. A
+signal that comes once the outputs are in place has nothing left to stop: the run ends as it
+succeeded (``core.stops``).
 
 Layer: interface.
 """
