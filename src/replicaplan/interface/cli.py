@@ -60,11 +60,26 @@ class Terminated(BaseException):
 
 _STOP: list = []
 """The exception a signal asked for (KeyboardInterrupt or Terminated), once one has come."""
-AGAIN_S = 1.0
+AGAIN_S = 0.2
 """How often the stop is raised again until the command ends: an exception raised while a
 destructor or a finalizer runs is printed and dropped by Python, and the run would go on as if
 never asked to stop (seen: a search that kept running for minutes after one Ctrl-C, under
-load, in the test that sends it)."""
+load, in the test that sends it; and a plan that finished and printed its answer after a
+Ctrl-C that came during an import, when the stop was repeated only once a second)."""
+
+
+def _unraisable(info) -> None:
+    """Python's report of an exception it could not raise (inside a destructor, a weakref
+    callback, an import lock's clean-up), while a command runs: a stop is left unsaid, since
+    the alarm raises it again where it can be raised (seen: "Exception ignored in: <function
+    _get_module_lock.<locals>.cb>" and its traceback over a Ctrl-C that came during an
+    import); anything else is reported as Python would."""
+    if _STOP and isinstance(info.exc_value, (KeyboardInterrupt, Terminated)):
+        return
+    _PYTHONS_HOOK[0](info)
+
+
+_PYTHONS_HOOK: list = [sys.unraisablehook]
 
 
 def _child_defaults() -> None:
@@ -107,6 +122,7 @@ def main(argv: list[str] | None = None) -> int:
     stops.reset()
     previous = {s: signal.signal(s, _stop) for s in STOP_SIGNALS}
     _STOP_HANDLERS.append(True)
+    _PYTHONS_HOOK[0], sys.unraisablehook = sys.unraisablehook, _unraisable
     try:
         result = args.run(args)
         text, status = result if isinstance(result, tuple) else (result, 0)
@@ -134,9 +150,23 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         _STOP_HANDLERS.clear()
+        sys.unraisablehook = _PYTHONS_HOOK[0]
         for s, handler in previous.items():
-            signal.signal(s, handler)
+            # the program ends next: a stop while the interpreter shuts down has nothing left
+            # to stop, and would only turn the exit status into "killed" (core.stops.finished)
+            signal.signal(s, signal.SIG_IGN if _PROGRAM and s != signal.SIGALRM else handler)
+
+
+_PROGRAM: list = []
+"""Non-empty when ``main`` runs as the program (``program``), not called from Python."""
+
+
+def program() -> int:
+    """The ``replicaplan`` command: ``main`` on the process's own arguments, after which the
+    process ends (the console script's entry point)."""
+    _PROGRAM.append(True)
+    return main()
 
 
 if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())
+    sys.exit(program())
