@@ -256,18 +256,12 @@ def test_a_policy_is_checked_when_it_is_made():
         DayPolicy("late", Startup(-1))
 
 
-def test_each_policy_and_start_up_of_the_table_is_checked_once(monkeypatch):
+def test_each_policy_and_start_up_of_the_table_is_checked_once(checks_made):
     """The book's five policies: each start-up is checked once, where its ``Startup`` is made
     (8 min, the table's; 1, the quick chase; 0, always on), and each policy once, where it is
     made, under its final name: not again when it is renamed or run."""
-    from replicaplan.core import _check
-
-    seen: list[str] = []
-    integer = _check.integer
-    monkeypatch.setattr(
-        _check, "integer", lambda name, v, **k: seen.append(name) or integer(name, v, **k)
-    )
     rows = policy_table()
+    seen = checks_made["integer"]
     assert [p.name for p, _ in rows][0] == "always at peak"
     assert seen.count("startup_min") == 3
     assert seen.count("fixed") == 1  # the one fixed fleet

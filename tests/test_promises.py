@@ -10,7 +10,6 @@ import math
 import numpy as np
 import pytest
 
-from replicaplan.core import _check
 from replicaplan.core.promises import PROMISES, Promises
 from replicaplan.planner import operating
 from replicaplan.serving.trace import Trace
@@ -57,23 +56,14 @@ def test_a_request_meets_the_promises_only_within_both_limits():
     assert rejected.meets(PROMISES).tolist() == [True, False, False, False]
 
 
-def test_the_operating_point_checks_its_promises_once_where_they_are_made(monkeypatch):
+def test_the_operating_point_checks_its_promises_once_where_they_are_made(checks_made):
     """The sweep, its replications and the search within it trust the promises they are given:
     a whole operating point on the conversation mix checks τ_TTFT exactly once, in
     ``Promises``."""
-    seen: list[str] = []
-    real = _check.positive
-
-    def counting(name, value, *args, **kwargs):
-        seen.append(name)
-        return real(name, value, *args, **kwargs)
-
-    monkeypatch.setattr(_check, "positive", counting)
-    monkeypatch.setenv("REPLICAPLAN_JOBS", "1")  # every check in this process, where it is seen
     promises = Promises(ttft_slo_s=1.0, tpot_slo_s=0.05, quota=0.9)
     point = operating.operating_point(
         AZURE_CONVERSATION, promises=promises, n_requests=600, precision=None
     )
     assert point.mu_star > 0
-    assert seen.count("ttft_slo_s") == 1
-    assert seen.count("tpot_slo_s") == 1
+    assert checks_made["positive"].count("ttft_slo_s") == 1
+    assert checks_made["positive"].count("tpot_slo_s") == 1

@@ -12,7 +12,6 @@ from pathlib import Path
 import pytest
 import yaml
 
-from replicaplan.core import _check
 from replicaplan.core.promises import Promises
 from replicaplan.core.sizing import REPLICAS_MAX, SIZING, Sizing, default_short_budget
 
@@ -78,27 +77,18 @@ def test_a_sizing_is_frozen_so_a_checked_one_stays_checked():
         SIZING.target_utilization = 2.0  # type: ignore[misc]
 
 
-def test_a_plan_checks_its_sizing_once_where_it_is_made(monkeypatch):
+def test_a_plan_checks_its_sizing_once_where_it_is_made(checks_made):
     """The operating point, the replays' recommendation and the manifests' bounds trust the
     sizing they are given: a whole plan checks ρ* and the short budget once each, in
     ``Sizing``, and not again in ``operating_point`` or ``recommend``."""
     from replicaplan.planner import plan
     from replicaplan.traffic import logs
 
-    seen: list[str] = []
-    real = _check.fraction
-
-    def counting(name, value, *args, **kwargs):
-        seen.append(name)
-        return real(name, value, *args, **kwargs)
-
-    monkeypatch.setattr(_check, "fraction", counting)
-    monkeypatch.setenv("REPLICAPLAN_JOBS", "1")  # every check in this process, where it is seen
     sizing = Sizing(target_utilization=0.8, short_budget=0.02, min_replicas=1, max_replicas=40)
     week = Path(__file__).resolve().parents[1] / "data" / "synthetic-week" / "rates.csv"
     rate = logs.read_rate_series(week)[: 24 * 60]
     got = plan.plan(rate, sizing=sizing, n_requests=600, precision=None)
     assert (got.point.target_utilization, got.short_budget) == (0.8, 0.02)
     assert (got.min_replicas, got.max_replicas) == (1, 40)
-    assert seen.count("target_utilization") == 1
-    assert seen.count("short_budget") == 1
+    assert checks_made["fraction"].count("target_utilization") == 1
+    assert checks_made["fraction"].count("short_budget") == 1
