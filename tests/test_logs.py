@@ -167,6 +167,7 @@ def test_the_fast_reader_gives_the_chunked_readers_arrays_bit_for_bit(tmp_path, 
     (an odd stamp) and the chunked reader decides."""
     f = tmp_path / "log.csv"
     f.write_text("TIMESTAMP,ContextTokens,GeneratedTokens\n" + "\n".join(rows) + "\n")
+    monkeypatch.setattr(logs, "ARROW_MIN_BYTES", 0)  # pyarrow's reader, however small the log
     fast = logs.read_trace(f)
     monkeypatch.setattr(logs, "_read_with_arrow", lambda path: None)
     slow = logs.read_trace(f)
@@ -174,6 +175,26 @@ def test_the_fast_reader_gives_the_chunked_readers_arrays_bit_for_bit(tmp_path, 
         a, b = getattr(fast, name), getattr(slow, name)
         assert a.dtype == b.dtype and np.array_equal(a, b), name
     assert fast.start == slow.start
+
+
+def test_a_small_log_is_read_without_pyarrow_and_a_large_one_with_it(tmp_path, monkeypatch):
+    """Below ``ARROW_MIN_BYTES`` the chunked reader reads the log (importing pyarrow would take
+    longer than reading it); from it on, pyarrow does. A fresh process shows the first."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; from replicaplan.traffic import logs; "
+        f"logs.read_trace({str(SAMPLE_LOG)!r}); print('pyarrow' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
+    assert SAMPLE_LOG.stat().st_size < logs.ARROW_MIN_BYTES
+    used = []
+    monkeypatch.setattr(logs, "_read_with_arrow", lambda path: used.append(path))
+    monkeypatch.setattr(logs, "ARROW_MIN_BYTES", SAMPLE_LOG.stat().st_size)
+    logs.read_trace(SAMPLE_LOG)
+    assert used == [SAMPLE_LOG]
 
 
 def test_the_fast_reader_declines_what_is_not_clean(tmp_path):
