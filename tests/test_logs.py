@@ -177,6 +177,25 @@ def test_the_fast_reader_gives_the_chunked_readers_arrays_bit_for_bit(tmp_path, 
     assert fast.start == slow.start
 
 
+def test_blank_lines_are_skipped_by_both_readers_and_rows_keep_their_numbers(tmp_path, monkeypatch):
+    """A blank line anywhere (a log ending in one, as ``vllm bench serve`` leaves it, or two
+    logs pasted together) is skipped by the chunked reader as by pyarrow's, and an error
+    further on names the row by its line in the file, blank lines counted."""
+    f = tmp_path / "log.csv"
+    f.write_text("TIMESTAMP,ContextTokens,GeneratedTokens\n0,10,3\n\n5,20,1\n\n")
+    chunked = logs.read_trace(f)
+    monkeypatch.setattr(logs, "ARROW_MIN_BYTES", 0)
+    by_arrow = logs.read_trace(f)
+    assert chunked.arrival.tolist() == by_arrow.arrival.tolist() == [0.0, 5.0]
+    assert chunked.prompt.tolist() == by_arrow.prompt.tolist() == [10, 20]
+    f.write_text("TIMESTAMP,ContextTokens,GeneratedTokens\n0,10,3\n\n5,x,1\n")
+    with pytest.raises(ValueError, match=r"log.csv, row 4: unreadable value"):
+        logs.read_trace(f)
+    f.write_text("TIMESTAMP,ContextTokens,GeneratedTokens\n\n\n")
+    with pytest.raises(ValueError, match="no requests"):
+        logs.read_trace(f)
+
+
 def test_a_small_log_is_read_without_pyarrow_and_a_large_one_with_it(tmp_path, monkeypatch):
     """Below ``ARROW_MIN_BYTES`` the chunked reader reads the log (importing pyarrow would take
     longer than reading it); from it on, pyarrow does. A fresh process shows the first."""

@@ -137,19 +137,25 @@ def read_trace(path, *, progress=None) -> TraceFile:
                 raise _not_utf8(path, err) from None
             if not rows:
                 break
+            numbers = range(first_row, first_row + len(rows))  # each row's number in the file
+            first_row += len(rows)
+            if not all(rows):  # blank lines, skipped anywhere, as pyarrow's reader skips them
+                numbers = [n for n, row in zip(numbers, rows, strict=True) if row]
+                rows = [row for row in rows if row]
+                if not rows:
+                    continue
             if first_stamp is None:
                 first_stamp = rows[0][cols[0]]
             form = _form(first_stamp)
-            t, p, o = _trace_chunk(path, rows, cols, width, first_row, form, origin)
+            t, p, o = _trace_chunk(path, rows, cols, width, numbers, form, origin)
             if previous is not None and t[0] < previous:
-                raise ValueError(_out_of_order(path, first_row, rows[0][cols[0]]))
+                raise ValueError(_out_of_order(path, numbers[0], rows[0][cols[0]]))
             if origin is None:
                 origin = float(t[0])
             times.append(t)
             prompts.append(p)
             outputs.append(o)
             previous = t[-1]
-            first_row += len(rows)
             if progress is not None:
                 progress(min(1.0, raw.tell() / size))  # bytes read ahead
     if not times:
@@ -449,11 +455,12 @@ def _dated(stamp: str) -> bool:
     return False
 
 
-def _trace_chunk(path, rows, cols, width, first_row, form: str, origin):
+def _trace_chunk(path, rows, cols, width, numbers, form: str, origin):
     """One chunk of rows as arrays (seconds, prompt, output), or the first bad row's error.
 
-    ``form`` is the file's form of timestamp (its first row's, see ``_form``); ``origin`` its
-    first time in seconds (None for the first chunk)."""
+    ``numbers`` are the rows' numbers in the file (for the error); ``form`` is the file's form
+    of timestamp (its first row's, see ``_form``); ``origin`` its first time in seconds (None
+    for the first chunk)."""
     try:
         if any(len(r) < width for r in rows):
             raise ValueError("short row")
@@ -465,16 +472,15 @@ def _trace_chunk(path, rows, cols, width, first_row, form: str, origin):
         t = p = o = None  # find the row by reading the chunk one row at a time
     start = origin if origin is not None else (t[0] if t is not None else 0.0)
     if t is None or _form(stamps[0]) != form or _array_problem(t, p, o, start) is not None:
-        _first_bad_row(path, rows, cols, width, first_row, form, origin)
+        _first_bad_row(path, rows, cols, width, numbers, form, origin)
     return t, p, o
 
 
-def _first_bad_row(path, rows, cols, width, first_row, form: str, origin) -> None:
+def _first_bad_row(path, rows, cols, width, numbers, form: str, origin) -> None:
     """Read the chunk one row at a time and raise the first row's error, naming the file, the
     row (1-based, the header being row 1) and the allowed range."""
     last = None
-    for k, row in enumerate(rows):
-        row_no = first_row + k
+    for row_no, row in zip(numbers, rows, strict=True):
         where = f"{path}, row {row_no}"
         try:
             if len(row) < width:
