@@ -120,3 +120,19 @@ def test_the_catalogue_and_the_parser_load_no_numerical_library():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_the_readmes_table_of_top_level_names_is_the_packages():
+    """Every name ``from replicaplan import …`` offers resolves, and the README's table lists
+    exactly those names (a name added to one and not the other fails here)."""
+    import re
+
+    import replicaplan
+
+    readme = (ROOT / "README.md").read_text()
+    start = readme.index("| from `replicaplan` | what it is |")
+    rows = readme[start : readme.index("\n\n", start)].splitlines()[2:]
+    listed = {n for row in rows for n in re.findall(r"`(\w+)`", row.split("|")[1])}
+    assert listed == set(replicaplan._EXPORTS)
+    for name in listed:
+        assert getattr(replicaplan, name) is not None
