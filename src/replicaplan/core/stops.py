@@ -31,55 +31,61 @@ import time
 LIMIT_S = 10.0
 """The longest a section holds a stop, in seconds, from the first stop it held."""
 
-_DEPTH = [0]
-_PENDING: list = []
-"""The stop held (one exception) and when it came, while a section runs."""
-_FINISHED = [False]
+
+class _State:
+    """The stops' state in this process (one command at a time)."""
+
+    depth = 0
+    """Sections running, one inside another."""
+    held = None
+    """The stop held, and when the first one came: (exception, time.monotonic()), or None."""
+    finished = False
+    """Whether the command's work is over (``finished()``)."""
 
 
 @contextlib.contextmanager
 def held():
     """A section that a stop does not cut: one that comes while it runs (or while a section
     inside it runs) is raised when the outermost one ends."""
-    _DEPTH[0] += 1
+    _State.depth += 1
     try:
         yield
     finally:
-        _DEPTH[0] -= 1
-        if _DEPTH[0] == 0 and _PENDING:
-            exc, _ = _PENDING.pop()
-            _PENDING.clear()
+        _State.depth -= 1
+        if not _State.depth and _State.held is not None:
+            exc, _ = _State.held
+            _State.held = None
             raise exc
 
 
 def holding() -> bool:
     """Whether a section is running."""
-    return _DEPTH[0] > 0
+    return _State.depth > 0
 
 
 def finished() -> None:
     """The work a stop would cut is over (a command's outputs are in place): the stop held, if
     any, and every stop to come are dropped."""
-    _FINISHED[0] = True
-    _PENDING.clear()
+    _State.finished = True
+    _State.held = None
 
 
 def reset() -> None:
     """A new command begins: stops act again, and none is held."""
-    _FINISHED[0] = False
-    _PENDING.clear()
+    _State.finished = False
+    _State.held = None
 
 
 def stop(exc: BaseException | type[BaseException]) -> None:
     """Raise ``exc`` (a signal handler's stop) now, or, inside a section, when it ends; raise it
     now all the same once the section has held a stop for ``LIMIT_S`` seconds. After
     ``finished()``, drop it."""
-    if _FINISHED[0]:
+    if _State.finished:
         return
-    if _DEPTH[0] == 0:
+    if not _State.depth:
         raise exc
-    since = _PENDING[0][1] if _PENDING else time.monotonic()
+    since = time.monotonic() if _State.held is None else _State.held[1]
     if time.monotonic() - since >= LIMIT_S:
-        _PENDING.clear()
+        _State.held = None
         raise exc
-    _PENDING[:] = [(exc, since)]
+    _State.held = (exc, since)
