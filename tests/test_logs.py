@@ -377,6 +377,15 @@ def test_epoch_milliseconds_are_named_not_read_as_seconds(tmp_path, first, unit)
     assert logs.read_trace(path).arrival[-1] == pytest.approx(59.5)
 
 
+def test_the_epoch_unit_is_read_from_the_first_request_past_blank_lines(tmp_path):
+    """A blank line before the first request (skipped by both readers) does not hide a
+    millisecond epoch: the first request's stamp is checked, named by its line."""
+    path = tmp_path / "ms.csv"
+    path.write_text(HEAD + "\n1700000000000,10,20\n1700000001000,10,20\n")
+    with pytest.raises(ValueError, match="row 3: TIMESTAMP 1700000000000 looks like milliseconds"):
+        logs.read_trace(path)
+
+
 def test_spikes_are_single_minutes_out_of_all_proportion():
     from replicaplan.traffic.logs import clip_spikes, spike_minutes
 

@@ -106,18 +106,20 @@ def read_trace(path, *, progress=None) -> TraceFile:
         rows = csv.reader(_bounded_lines(f, path))
         try:
             header = next(rows, [])
-            first = next(rows, None)
+            first = next(
+                (row for row in rows if row), None
+            )  # the first request: blank lines skipped
         except UnicodeDecodeError as err:
             raise _not_utf8(path, err) from None
         (stamp_col, *_) = _column_indices(path, header, TRACE_COLUMNS)
     if first is not None and len(first) > stamp_col:
-        _check_epoch_unit(path, first[stamp_col])
-    fast = _read_with_arrow(path) if path.stat().st_size >= ARROW_MIN_BYTES else None
+        _check_epoch_unit(path, rows.line_num, first[stamp_col])
+    size = max(path.stat().st_size, 1)
+    fast = _read_with_arrow(path) if size >= ARROW_MIN_BYTES else None
     if fast is not None:
         if progress is not None:
             progress(1.0)
         return fast
-    size = max(path.stat().st_size, 1)
     times, prompts, outputs = [], [], []
     first_row = 2  # row 1 is the header
     previous = first_stamp = origin = None
@@ -390,9 +392,10 @@ EPOCH_UNITS = ((1e17, "nanoseconds", 1e9), (1e14, "microseconds", 1e6), (1e11, "
 per second), the largest first."""
 
 
-def _check_epoch_unit(path, stamp: str) -> None:
-    """Refuse a numeric TIMESTAMP that counts milliseconds (or micro-, nanoseconds) since the
-    epoch: read as seconds, an hour of log would be planned as 41 days."""
+def _check_epoch_unit(path, row: int, stamp: str) -> None:
+    """Refuse a numeric TIMESTAMP (``stamp``, of line ``row``) that counts milliseconds (or
+    micro-, nanoseconds) since the epoch: read as seconds, an hour of log would be planned as
+    41 days."""
     try:
         value = float(stamp)
     except ValueError:
@@ -400,7 +403,7 @@ def _check_epoch_unit(path, stamp: str) -> None:
     for threshold, unit, per_second in EPOCH_UNITS:
         if abs(value) >= threshold:
             raise ValueError(
-                f"{path}, row 2: TIMESTAMP {stamp.strip()} looks like {unit} since the epoch "
+                f"{path}, row {row}: TIMESTAMP {stamp.strip()} looks like {unit} since the epoch "
                 f"({value / per_second:,.0f} s); the log's numeric timestamps are seconds: "
                 f"divide them by {per_second:,.0f}"
             )
