@@ -141,11 +141,11 @@ def stop_on_sigusr1():
 
     from replicaplan.core import stops
 
-    stops.reset()
+    stops.begin()
     previous = signal.signal(signal.SIGUSR1, lambda *_: stops.stop(KeyboardInterrupt))
     yield signal.SIGUSR1
     signal.signal(signal.SIGUSR1, previous)
-    stops.reset()
+    stops.end()
 
 
 def test_a_stop_during_the_renames_waits_and_is_dropped_once_all_are_in_place(
@@ -175,7 +175,8 @@ def test_a_stop_during_the_renames_waits_and_is_dropped_once_all_are_in_place(
 
     from replicaplan.core import stops
 
-    stops.reset()  # the next command: a stop before its renames stops it
+    stops.end()
+    stops.begin()  # the next command: a stop before its renames stops it
     with pytest.raises(KeyboardInterrupt):
         with files.Staging() as out:
             out.file(tmp_path / "a.yaml", "newer")

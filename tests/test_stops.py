@@ -9,10 +9,14 @@ import pytest
 from replicaplan.core import stops
 
 
-def test_outside_a_section_a_stop_is_raised_at_once():
+def _no_section_running() -> None:
+    """Outside every section, a stop is raised at once."""
     with pytest.raises(KeyboardInterrupt):
         stops.stop(KeyboardInterrupt)
-    assert not stops.holding()
+
+
+def test_outside_a_section_a_stop_is_raised_at_once():
+    _no_section_running()
 
 
 def test_inside_a_section_a_stop_waits_for_the_outermost_to_end():
@@ -22,10 +26,10 @@ def test_inside_a_section_a_stop_waits_for_the_outermost_to_end():
             with stops.held():
                 stops.stop(KeyboardInterrupt)
                 done.append("inner")
-            assert stops.holding()
-            done.append("outer")  # the inner end did not raise: a section is still running
+            stops.stop(KeyboardInterrupt)  # still held: the outer section is running
+            done.append("outer")  # the inner end did not raise
     assert done == ["inner", "outer"]
-    assert not stops.holding()
+    _no_section_running()
     with stops.held():  # nothing is left over for the next section
         pass
 
@@ -56,7 +60,7 @@ def test_a_section_that_holds_a_stop_ten_seconds_is_cut(monkeypatch):
             stops.stop(KeyboardInterrupt)  # 10 s: raised here, inside the section
             reached.append(False)
     assert reached == [True]
-    assert not stops.holding()
+    _no_section_running()
 
 
 def test_a_real_signal_in_a_section_is_raised_after_the_section_has_finished():
@@ -98,13 +102,19 @@ def test_a_signal_mask_in_the_main_thread_does_not_hold_a_signal_when_another_th
         signal.signal(signal.SIGUSR1, previous)
 
 
-def test_once_finished_a_stop_held_or_to_come_is_dropped():
+def test_once_finished_a_stop_held_or_to_come_is_dropped_until_the_command_ends():
+    stops.begin()
     try:
         with stops.held():
             stops.stop(KeyboardInterrupt)
             stops.finished()  # the outputs are in place: the held stop is dropped
         stops.stop(KeyboardInterrupt)  # and one to come, outside any section
     finally:
-        stops.reset()
-    with pytest.raises(KeyboardInterrupt):  # the next command's stops act again
-        stops.stop(KeyboardInterrupt)
+        stops.end()
+    _no_section_running()  # after the command, stops act again
+
+
+def test_outside_a_command_finishing_changes_nothing():
+    """Outputs written outside a command (a test, a notebook) leave stops acting."""
+    stops.finished()
+    _no_section_running()

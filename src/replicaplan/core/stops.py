@@ -18,7 +18,8 @@ that a stop is never lost to a section that hangs.
 
 Once a command's outputs are in place (``finished()``), a stop has nothing left to stop: it is
 dropped, held or to come, and the run ends as it succeeded. Raised then, it would end the run
-with "nothing written" over outputs that were written. ``reset()`` starts the next command.
+with "nothing written" over outputs that were written. That holds from ``begin()`` to ``end()``,
+the command's run: outputs written outside one (a test, a notebook) leave stops as they were.
 
 Layer: core.
 """
@@ -39,8 +40,10 @@ class _State:
     """Sections running, one inside another."""
     held = None
     """The stop held, and when the first one came: (exception, time.monotonic()), or None."""
+    command = False
+    """Whether a command is running (``begin()`` to ``end()``)."""
     finished = False
-    """Whether the command's work is over (``finished()``)."""
+    """Whether the running command's work is over (``finished()``)."""
 
 
 @contextlib.contextmanager
@@ -58,22 +61,22 @@ def held():
             raise exc
 
 
-def holding() -> bool:
-    """Whether a section is running."""
-    return _State.depth > 0
+def begin() -> None:
+    """A command begins: stops act, and none is held."""
+    _State.command, _State.finished, _State.held = True, False, None
+
+
+def end() -> None:
+    """The command has ended: ``finished()`` no longer applies, and no stop is held."""
+    _State.command, _State.finished, _State.held = False, False, None
 
 
 def finished() -> None:
-    """The work a stop would cut is over (a command's outputs are in place): the stop held, if
-    any, and every stop to come are dropped."""
-    _State.finished = True
-    _State.held = None
-
-
-def reset() -> None:
-    """A new command begins: stops act again, and none is held."""
-    _State.finished = False
-    _State.held = None
+    """The running command's work a stop would cut is over (its outputs are in place): the
+    stop held, if any, and every stop to come until ``end()`` are dropped. Outside a command,
+    nothing changes."""
+    if _State.command:
+        _State.finished, _State.held = True, None
 
 
 def stop(exc: BaseException | type[BaseException]) -> None:

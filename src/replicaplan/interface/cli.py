@@ -119,7 +119,7 @@ def main(argv: list[str] | None = None) -> int:
     except SystemExit as stop:  # --help (0), or a flag refused by its type (2), said by argparse
         return int(stop.code or 0)
     _STOP.clear()
-    stops.reset()
+    stops.begin()
     previous = {s: signal.signal(s, _stop) for s in STOP_SIGNALS}
     _STOP_HANDLERS.append(True)
     _PYTHONS_HOOK[0], sys.unraisablehook = sys.unraisablehook, _unraisable
@@ -155,6 +155,7 @@ def main(argv: list[str] | None = None) -> int:
             # the program ends next: a stop while the interpreter shuts down has nothing left
             # to stop, and would only turn the exit status into "killed" (core.stops.finished)
             signal.signal(s, signal.SIG_IGN if _PROGRAM and s != signal.SIGALRM else handler)
+        stops.end()  # after the handlers: while they run, a stop after the outputs is dropped
 
 
 _PROGRAM: list = []
