@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import yaml
+from processes import alive
 
 from replicaplan.interface.cli import main
 from replicaplan.serving.replica import ReplicaModel
@@ -522,22 +523,6 @@ def test_an_interrupt_while_writing_leaves_nothing_and_exits_130(capsys, tmp_pat
     assert list(tmp_path.iterdir()) == []
 
 
-def _group(pgid: int) -> list[int]:
-    """The processes of process group ``pgid`` still alive (zombies are gone already)."""
-    import os
-
-    members = []
-    for entry in os.listdir("/proc"):
-        try:
-            stat = Path(f"/proc/{entry}/stat").read_text()
-        except (OSError, ValueError):
-            continue
-        fields = stat.rsplit(")", 1)[-1].split()  # after the command's name: state, ppid, pgrp
-        if entry.isdigit() and int(fields[2]) == pgid and fields[0] != "Z":
-            members.append(int(entry))
-    return members
-
-
 def _signal_a_running_search(tmp_path, signum) -> tuple[int, list[str], str]:
     """Start a search (one job, so its capacity sweeps fork their own pools) whose standard
     error is a terminal; once it reports its first screened candidate there (its own
@@ -582,11 +567,11 @@ def _signal_a_running_search(tmp_path, signum) -> tuple[int, list[str], str]:
                     continue
             if proc.poll() is not None:
                 break
-        left = _group(proc.pid)
+        left = alive(group=proc.pid)
         assert not left, f"processes left behind in the group: {left}"
         proc.communicate(timeout=10)  # its stdout closes: nobody holds it
     finally:
-        if _group(proc.pid):
+        if alive(group=proc.pid):
             os.killpg(proc.pid, 9)
         proc.kill()
         os.close(main_fd)

@@ -1,9 +1,11 @@
 """Independent runs on the cores (core.parallel): the serial loop's results, bit for bit."""
 
 import multiprocessing
+import os
 
 import numpy as np
 import pytest
+from processes import alive
 
 from replicaplan.core import parallel
 from replicaplan.planner.calibration import measured_replica
@@ -58,22 +60,6 @@ def test_a_bad_job_count_is_named(monkeypatch, bad):
     monkeypatch.setenv("REPLICAPLAN_JOBS", bad)
     with pytest.raises(ValueError, match="REPLICAPLAN_JOBS must be a whole number >= 1"):
         parallel.jobs()
-
-
-def _children() -> list[int]:
-    """This process's children still alive (not zombies)."""
-    import os
-    from pathlib import Path
-
-    mine = []
-    for entry in filter(str.isdigit, os.listdir("/proc")):
-        try:
-            fields = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[-1].split()
-        except OSError:
-            continue
-        if int(fields[1]) == os.getpid() and fields[0] != "Z":
-            mine.append(int(entry))
-    return mine
 
 
 @pytest.fixture
@@ -131,7 +117,7 @@ def test_a_stop_while_the_pool_starts_or_ends_leaves_no_worker_behind(
         monkeypatch.setattr(mp_pool.Pool, "_help_stuff_finish", staticmethod(signalled))
     with pytest.raises(KeyboardInterrupt):
         parallel.fork_map(lambda k: k * k, range(6), workers=2)
-    assert _children() == []
+    assert alive(parent=os.getpid()) == []
     assert multiprocessing.active_children() == []
 
 
