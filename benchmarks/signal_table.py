@@ -11,6 +11,7 @@ busiest minute's fleet. Run: .venv/bin/python benchmarks/signal_table.py
 from pathlib import Path
 
 from replicaplan.core.example import EXAMPLE as E
+from replicaplan.core.sizing import ReplicaRate
 from replicaplan.planner import signals as S
 from replicaplan.planner.calibration import measured_replica
 from replicaplan.planner.operating import operating_point
@@ -18,6 +19,7 @@ from replicaplan.scenarios.synthetic import reference_traffic
 from replicaplan.serving.fluid import FluidReplica
 from replicaplan.serving.replica import ReplicaModel
 from replicaplan.simulation.control import per_second
+from replicaplan.traffic import logs
 
 ROOT = Path(__file__).resolve().parents[1]
 FULL = ROOT.parent / "shared" / "data" / "azure-llm-inference-2023"
@@ -28,21 +30,20 @@ def cases():
         "the day (step 20:55-21:40)",
         per_second(reference_traffic()),
         FluidReplica(),
-        E.mu_star_rps,
-        E.target_utilization,
+        ReplicaRate(E.mu_star_rps, E.target_utilization),
         E.concurrency_target,
         E.startup_min * 60,
         window=(20 * 3600 + 55 * 60, 21 * 3600 + 40 * 60),
     )
-    logs = [
+    traces = [
         (f"{kind} x6", ROOT / f"data/azure-llm-inference-2023/{kind}_sample.csv", 6)
         for kind in ("conv", "code")
     ]
     for kind, name in (("conv", "AzureLLMInferenceTrace_conv.csv"),
                        ("code", "AzureLLMInferenceTrace_code.csv")):  # fmt: skip
         if (FULL / name).exists():
-            logs.append((f"{kind} full", FULL / name, 1))
-    for label, path, scale in logs:
+            traces.append((f"{kind} full", FULL / name, 1))
+    for label, path, scale in traces:
         log = logs.read_trace(path)
         for replica_label, model in (
             ("Llama-3-8B/A100", ReplicaModel.from_hardware("llama-3-8b", "a100-80gb")),
@@ -54,8 +55,7 @@ def cases():
                 f"{label}, {replica_label}",
                 per_second(log.rate_per_minute()) * scale,
                 measured,
-                point.mu_star,
-                point.target_utilization,
+                ReplicaRate(point.mu_star, point.target_utilization),
                 point.concurrency_target,
                 E.startup_min * 60,
             )
@@ -63,8 +63,7 @@ def cases():
         "burst 7x for 10 min, 10 min start-up",
         S.burst(2.0),
         FluidReplica(),
-        E.mu_star_rps,
-        E.target_utilization,
+        ReplicaRate(E.mu_star_rps, E.target_utilization),
         E.concurrency_target,
         600,
     )

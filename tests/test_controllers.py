@@ -3,12 +3,13 @@
 import numpy as np
 
 from replicaplan.autoscalers.controllers import ExactTraffic, Fixed, Metrics, Proportional
+from replicaplan.core.sizing import ReplicaRate
 from replicaplan.scenarios.synthetic import reference_traffic
 
 
 def test_exact_traffic_scales_down_only_after_the_window():
     rate = np.r_[np.full(10, 40.0), np.full(10, 12.0)]
-    ctrl = ExactTraffic(rate, 8.0, 0.8, window=5)
+    ctrl = ExactTraffic(rate, ReplicaRate(8.0, 0.8), window=5)
     assert ctrl.initial == 7
     decisions = []
     for m in range(rate.size):
@@ -21,8 +22,8 @@ def test_exact_traffic_scales_down_only_after_the_window():
 
 def test_calendar_looks_ahead_by_the_start_up():
     rate = reference_traffic()
-    plain = ExactTraffic(rate, 8.0, 0.8)
-    ahead = ExactTraffic(rate, 8.0, 0.8, calendar=True, lookahead=8)
+    plain = ExactTraffic(rate, ReplicaRate(8.0, 0.8))
+    ahead = ExactTraffic(rate, ReplicaRate(8.0, 0.8), calendar=True, lookahead=8)
     event = 21 * 60
     assert plain.wanted[event - 8] == 2 and ahead.wanted[event - 8] == 7
 

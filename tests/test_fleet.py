@@ -3,6 +3,7 @@
 import pytest
 
 from replicaplan.autoscalers.controllers import ExactTraffic
+from replicaplan.core.sizing import ReplicaRate
 from replicaplan.serving.fluid import replicas_needed
 from replicaplan.simulation.fleet import Fleet
 
@@ -26,12 +27,10 @@ def test_admission_and_resizing():
 @pytest.mark.parametrize(
     "call, name",
     [
-        (lambda: replicas_needed(-1, 8), "rate"),
-        (lambda: replicas_needed(1, 0), "per_replica_rps"),
-        (lambda: replicas_needed(1, 8, 1.5), "target"),
+        (lambda: replicas_needed(-1, ReplicaRate(8)), "rate"),
         (lambda: Fleet(ready=-1, startup=1), "ready"),
         (lambda: Fleet(ready=1, startup=-1), "startup"),
-        (lambda: ExactTraffic([1.0], 8, 0.8, window=0), "window"),
+        (lambda: ExactTraffic([1.0], ReplicaRate(8, 0.8), window=0), "window"),
     ],
 )
 def test_bad_input(call, name):

@@ -5,6 +5,7 @@ import math
 import numpy as np
 import pytest
 
+from replicaplan.core.sizing import ReplicaRate
 from replicaplan.serving.fluid import (
     FluidReplica,
     MeasuredReplica,
@@ -14,12 +15,17 @@ from replicaplan.serving.fluid import (
 
 
 def test_sizing_rule_on_the_source_examples():
-    assert replicas_needed(60, 8) == 8  # 60 req/s on replicas of 8: 7.5 → 8
-    assert replicas_needed(60, 8, 0.8) == 10  # at the 80 % target: 9.375 → 10
-    assert replicas_needed(12, 8, 0.8) == 2 and replicas_needed(42, 8, 0.8) == 7
-    assert replicas_needed(12, 8, 0.8, reserve=3) == 5
-    assert replicas_needed(6.4 * 3, 8, 0.8) == 3  # a whole number is not rounded up by noise
-    assert list(replicas_needed(np.array([0.0, 6.4, 6.5]), 8, 0.8)) == [0, 1, 2]
+    assert replicas_needed(60, ReplicaRate(8)) == 8  # 60 req/s on replicas of 8: 7.5 → 8
+    assert replicas_needed(60, ReplicaRate(8, 0.8)) == 10  # at the 80 % target: 9.375 → 10
+    assert (
+        replicas_needed(12, ReplicaRate(8, 0.8)) == 2
+        and replicas_needed(42, ReplicaRate(8, 0.8)) == 7
+    )
+    assert replicas_needed(12, ReplicaRate(8, 0.8), reserve=3) == 5
+    assert (
+        replicas_needed(6.4 * 3, ReplicaRate(8, 0.8)) == 3
+    )  # a whole number is not rounded up by noise
+    assert list(replicas_needed(np.array([0.0, 6.4, 6.5]), ReplicaRate(8, 0.8))) == [0, 1, 2]
 
 
 def test_utilization_proxy_saturates_long_before_the_batch():

@@ -11,6 +11,7 @@ import pytest
 import yaml
 
 from replicaplan.autoscalers import manifest
+from replicaplan.core.sizing import ReplicaRate
 from replicaplan.core.startup import Startup
 from replicaplan.planner import plan
 from replicaplan.scenarios.synthetic import noisy_days
@@ -57,12 +58,12 @@ spec:
 def test_ramp_and_step_reserves_by_hand():
     ramp = np.arange(0, 60.0, 1.0)  # +1 req/s every minute
     # over a 10-minute start-up the ramp adds 10 req/s: ⌈10/6.4⌉ = 2; one minute's step: 1
-    assert plan.steepest_ramp_reserve(ramp, 8.0, 0.8, Startup(10)) == 2
-    assert plan.largest_step_reserve(ramp, 8.0, 0.8) == 1
-    assert plan.spares_for(ramp, 8.0, 0.8, Startup(10)) == 2
-    assert plan.steepest_ramp_reserve(ramp, 8.0, 0.8, Startup(0)) == 0
+    assert plan.steepest_ramp_reserve(ramp, ReplicaRate(8.0, 0.8), Startup(10)) == 2
+    assert plan.largest_step_reserve(ramp, ReplicaRate(8.0, 0.8)) == 1
+    assert plan.spares_for(ramp, ReplicaRate(8.0, 0.8), Startup(10)) == 2
+    assert plan.steepest_ramp_reserve(ramp, ReplicaRate(8.0, 0.8), Startup(0)) == 0
     step = np.r_[np.full(30, 2.0), np.full(30, 30.0)]
-    assert plan.spares_for(step, 8.0, 0.8, Startup(10)) == math.ceil(28 / 6.4) == 5
+    assert plan.spares_for(step, ReplicaRate(8.0, 0.8), Startup(10)) == math.ceil(28 / 6.4) == 5
 
 
 @pytest.fixture(scope="module")
@@ -103,12 +104,12 @@ def test_the_autoscalers_replays_start_from_the_fleet_the_policies_start_from():
     policies it is compared with (issue #32)."""
     busy_start = np.r_[np.full(20, 40.0), np.full(20, 10.0)]  # req/s a minute
     p = plan.plan(busy_start, startup=Startup(2), n_requests=1000)
-    first = replicas_needed(float(p.rate[0]), p.point.mu_star, p.point.target_utilization)
+    first = replicas_needed(float(p.rate[0]), p.replica_rate)
     chase = p.rows[1].result
     assert chase.ready[0] == first
     assert p.hpa_run.ready[0] == min(max(first, p.min_replicas), p.max_replicas)
     # the two capacities differ on this log, so a replay started from the other one is seen
-    assert replicas_needed(float(p.rate[0]), p.replica.max_rate_rps) < first
+    assert replicas_needed(float(p.rate[0]), ReplicaRate(p.replica.max_rate_rps)) < first
 
 
 @pytest.mark.slow
@@ -187,9 +188,9 @@ def test_the_keda_object_read_back_reproduces_its_replay_and_holds_its_minimums(
 def test_the_planner_has_no_running_example_default():
     """A reader's traffic is never priced with the book's 2 € and 320-token answers."""
     with pytest.raises(TypeError, match="tokens_per_request"):
-        plan.replay(np.full(60, 1.0), 8.0, price_per_replica_hour=2.0)
+        plan.replay(np.full(60, 1.0), ReplicaRate(8.0, 0.8), price_per_replica_hour=2.0)
     with pytest.raises(TypeError, match="price_per_replica_hour"):
-        plan.replay(np.full(60, 1.0), 8.0, tokens_per_request=200.0)
+        plan.replay(np.full(60, 1.0), ReplicaRate(8.0, 0.8), tokens_per_request=200.0)
 
 
 def test_a_replica_of_two_gpus_pays_both_and_its_bill_splits_by_phase(sample):
@@ -237,12 +238,12 @@ def test_max_replicas_is_twice_the_busiest_minutes_fleet_by_hand():
     and the bound is twice that, 10; flat traffic of 4 req/s needs 2, bound 4 (at least one
     above the floor: an HPA that could never move would be no HPA); a bound below the quietest
     minute's fleet is refused, naming the floor."""
-    assert plan.max_replicas_for(np.array([1.0, 9.5, 3.0]), 2.5, 0.8, 1, None) == 10
-    assert plan.max_replicas_for(np.array([4.0, 4.0]), 2.5, 0.8, 2, None) == 4
-    assert plan.max_replicas_for(np.array([4.0, 4.0]), 2.5, 0.8, 3, None) == 4
-    assert plan.max_replicas_for(np.array([4.0, 4.0]), 2.5, 0.8, 2, 7) == 7
+    assert plan.max_replicas_for(np.array([1.0, 9.5, 3.0]), ReplicaRate(2.5, 0.8), 1, None) == 10
+    assert plan.max_replicas_for(np.array([4.0, 4.0]), ReplicaRate(2.5, 0.8), 2, None) == 4
+    assert plan.max_replicas_for(np.array([4.0, 4.0]), ReplicaRate(2.5, 0.8), 3, None) == 4
+    assert plan.max_replicas_for(np.array([4.0, 4.0]), ReplicaRate(2.5, 0.8), 2, 7) == 7
     with pytest.raises(ValueError, match=r"max_replicas must be >= 2 .*got 1"):
-        plan.max_replicas_for(np.array([4.0, 4.0]), 2.5, 0.8, 2, 1)
+        plan.max_replicas_for(np.array([4.0, 4.0]), ReplicaRate(2.5, 0.8), 2, 1)
 
 
 @pytest.mark.slow

@@ -7,6 +7,7 @@ import pytest
 from test_forecast import three_days
 
 from replicaplan.core.promises import Promises
+from replicaplan.core.sizing import ReplicaRate
 from replicaplan.core.startup import Startup
 from replicaplan.planner import plan
 
@@ -17,12 +18,16 @@ def test_replay_of_a_step_by_hand():
     """2 req/s for an hour, 10 for half an hour, 2 again; μ* = 8, ρ* = 0.8 (6.4 req/s each)."""
     rate = np.r_[np.full(60, 2.0), np.full(30, 10.0), np.full(30, 2.0)]
     always, chase, spares = plan.replay(
-        rate, 8.0, startup=Startup(8), price_per_replica_hour=2.0, tokens_per_request=211.5
+        rate,
+        ReplicaRate(8.0, 0.8),
+        startup=Startup(8),
+        price_per_replica_hour=2.0,
+        tokens_per_request=211.5,
     )
     assert always.result.paid_hours == pytest.approx(2 * 2.0)  # ⌈10/6.4⌉ = 2 replicas, 2 h
     assert always.result.uncovered_minutes == 0
     assert chase.result.uncovered_minutes == 8  # the step waits one start-up
-    assert plan.largest_step_reserve(rate, 8.0, 0.8) == 2  # ⌈8/6.4⌉
+    assert plan.largest_step_reserve(rate, ReplicaRate(8.0, 0.8)) == 2  # ⌈8/6.4⌉
     assert spares.result.uncovered_minutes == 0
     served = (60 * 2 + 30 * 10 + 30 * 2) * 60  # every request finds room in the always-on fleet
     tokens = served * 211.5  # the log's own mean answer, not the running example's
@@ -45,7 +50,7 @@ def test_replay_of_a_step_by_hand():
 
 def test_recommend_when_nothing_covers():
     rate = np.r_[np.full(10, 1.0), np.full(10, 50.0)]
-    rows = plan.replay(rate, 8.0, startup=Startup(8), **PRICE)
+    rows = plan.replay(rate, ReplicaRate(8.0, 0.8), startup=Startup(8), **PRICE)
     rows = [r for r in rows if r.result.uncovered_minutes > 0]
     best, why = plan.recommend(rows)
     assert "fewest" in why and best.result.uncovered_minutes == min(
@@ -54,9 +59,9 @@ def test_recommend_when_nothing_covers():
 
 
 def test_the_replay_has_a_schedule_row_only_for_two_days_or_more():
-    one = plan.replay(three_days()[:1440], 8.0, **PRICE)
+    one = plan.replay(three_days()[:1440], ReplicaRate(8.0, 0.8), **PRICE)
     assert len(one) == 3
-    rows = plan.replay(three_days(), 8.0, startup=Startup(8), **PRICE)
+    rows = plan.replay(three_days(), ReplicaRate(8.0, 0.8), startup=Startup(8), **PRICE)
     assert len(rows) == 4 and rows[3].policy.forecast
     chase, sched = rows[1].result, rows[3].result
     # the schedule cannot act before the first minute whose look-ahead reaches day 1
@@ -66,7 +71,7 @@ def test_the_replay_has_a_schedule_row_only_for_two_days_or_more():
 def test_startup_sensitivity_on_a_step_by_hand():
     """2 → 10 req/s at once (μ* = 8, ρ* = 0.8): chasing is short for exactly one start-up."""
     rate = np.r_[np.full(60, 2.0), np.full(30, 10.0), np.full(30, 2.0)]
-    sens = plan.startup_sensitivity(rate, 8.0, [0, 3, 8], **PRICE)
+    sens = plan.startup_sensitivity(rate, ReplicaRate(8.0, 0.8), [0, 3, 8], **PRICE)
     assert list(sens.per_million) == ["always on", "chase", "spares"]  # one day: no schedule
     assert sens.uncovered["chase"].tolist() == [0, 3, 8]
     assert sens.uncovered["spares"].tolist() == [0, 0, 0]  # ⌈8/6.4⌉ = 2 spares cover the step
@@ -74,7 +79,7 @@ def test_startup_sensitivity_on_a_step_by_hand():
     # always on does not depend on the start-up; chasing pays a little more with a slower start
     assert np.ptp(sens.per_million["always on"]) == 0
     with pytest.raises(ValueError, match="startups"):
-        plan.startup_sensitivity(rate, 8.0, [], **PRICE)
+        plan.startup_sensitivity(rate, ReplicaRate(8.0, 0.8), [], **PRICE)
 
 
 def test_the_weekday_median_beats_the_pooled_mean_on_a_week_it_has_not_seen():
@@ -91,9 +96,11 @@ def test_the_weekday_median_beats_the_pooled_mean_on_a_week_it_has_not_seen():
         rate[d * 1440 + 13 * 60 : d * 1440 + 14 * 60] = 8.0 if weekend else 20.0
     means = [sum(20.0 if k % 7 not in (2, 3) else 8.0 for k in range(d)) / d for d in range(7, 14)]
     assert [math.ceil(m / 6.4) for m in means] == [3] * 7
-    pooled, median = plan.compare_schedules(rate, 8.0, target=0.8, startup=Startup(15), from_day=7)
+    pooled, median = plan.compare_schedules(
+        rate, ReplicaRate(8.0, 0.8), startup=Startup(15), from_day=7
+    )
     assert (pooled.floor_short_minutes, pooled.floor_spare_hours) == (300, 2.0)
     assert (median.floor_short_minutes, median.floor_spare_hours) == (0, 0.0)
     assert median.paid_hours < pooled.paid_hours
     with pytest.raises(ValueError, match="from_day=14: the log ends before that day"):
-        plan.compare_schedules(rate, 8.0, from_day=14)
+        plan.compare_schedules(rate, ReplicaRate(8.0, 0.8), from_day=14)

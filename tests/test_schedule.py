@@ -5,6 +5,7 @@ import math
 import numpy as np
 from test_forecast import three_days
 
+from replicaplan.core.sizing import ReplicaRate
 from replicaplan.planner import plan
 from replicaplan.traffic import forecast
 
@@ -15,7 +16,7 @@ def test_the_schedule_is_placed_on_the_clock():
     rate[0] = 20.0  # 12:00 on day 0
     rate[1440] = 12.0  # 12:00 on day 1
     assert forecast.days_covered(rate, start_s=12 * 3600) == 3
-    table = plan.schedule(rate, 8.0, 0.8, start_s=12 * 3600)
+    table = plan.schedule(rate, ReplicaRate(8.0, 0.8), start_s=12 * 3600)
     # hour 12 seen on days 0 and 1 (mean 16 req/s): ⌈16/6.4⌉ = 3; every other hour: 0
     assert table[12] == 3 and sum(table) == 3
     fc = forecast.learned_forecast(rate, start_s=12 * 3600)
@@ -23,10 +24,10 @@ def test_the_schedule_is_placed_on_the_clock():
 
 
 def test_schedule_by_hand():
-    table = plan.schedule(three_days(), 8.0, 0.8)
+    table = plan.schedule(three_days(), ReplicaRate(8.0, 0.8))
     # hour 10: busiest minutes 5, 9, 3 → mean 17/3 → ⌈(17/3)/6.4⌉ = 1; others: mean 2 → 1
     assert table == [1] * 24
-    table = plan.schedule(three_days() * 4, 8.0, 0.8)
+    table = plan.schedule(three_days() * 4, ReplicaRate(8.0, 0.8))
     assert table[10] == math.ceil(4 * 17 / 3 / 6.4) == 4 and table[0] == math.ceil(8 / 6.4) == 2
 
 
@@ -36,7 +37,7 @@ def test_one_days_burst_does_not_move_the_schedule():
     the quiet days' 4 req/s, ⌈4/6.4⌉ = 1, and so is the forecast of the day after."""
     rate = np.full(6 * 1440, 4.0)
     rate[2 * 1440 + 13 * 60] = 60.0
-    assert plan.schedule(rate[: 5 * 1440], 8.0, 0.8)[13] == 1
+    assert plan.schedule(rate[: 5 * 1440], ReplicaRate(8.0, 0.8))[13] == 1
     assert math.ceil((4 * 4 + 60) / 5 / 6.4) == 3
     assert forecast.learned_forecast(rate)[5 * 1440 + 13 * 60] == 4.0
     assert forecast.pooled_mean_forecast(rate)[5 * 1440 + 13 * 60] == (4 * 4 + 60) / 5
@@ -52,7 +53,7 @@ def test_two_weeks_are_learned_by_weekday():
     rate = np.full(14 * 1440, 2.0)
     for d in range(14):
         rate[d * 1440 + 13 * 60] = 8.0 if d % 7 in (5, 6) else 20.0
-    table = plan.schedule(rate, 8.0, 0.8, start_s=start)
+    table = plan.schedule(rate, ReplicaRate(8.0, 0.8), start_s=start)
     assert len(table) == 168
     assert [table[24 * w + 13] for w in range(7)] == [2, 4, 4, 4, 4, 4, 2]
     assert table[24 * 3 + 12] == 1
@@ -60,5 +61,5 @@ def test_two_weeks_are_learned_by_weekday():
     assert fc[12 * 1440 + 13 * 60] == 8.0  # Saturday of week 2 learns from the first Saturday
     assert fc[7 * 1440 + 13 * 60] == 20.0  # Monday of week 2 from the first Monday
     assert fc[5 * 1440 + 13 * 60] == 20.0  # the first Saturday has no Saturday: all days before
-    short = plan.schedule(rate[: 13 * 1440], 8.0, 0.8, start_s=start)
+    short = plan.schedule(rate[: 13 * 1440], ReplicaRate(8.0, 0.8), start_s=start)
     assert len(short) == 24  # thirteen days: one table for all days

@@ -7,6 +7,7 @@ import pytest
 
 from replicaplan.autoscalers.controllers import HPAOn, Metrics
 from replicaplan.core.example import EXAMPLE as E
+from replicaplan.core.sizing import ReplicaRate
 from replicaplan.core.startup import STARTUP
 from replicaplan.planner import signals as S
 from replicaplan.scenarios.synthetic import reference_traffic
@@ -24,8 +25,7 @@ def day():
         "the day",
         per_second(reference_traffic()),
         FluidReplica(),
-        E.mu_star_rps,
-        E.target_utilization,
+        ReplicaRate(E.mu_star_rps, E.target_utilization),
         E.concurrency_target,
         STARTUP.seconds,
         window=STEP,

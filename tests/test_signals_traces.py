@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from replicaplan.core.sizing import ReplicaRate
 from replicaplan.planner import signals as S
 from replicaplan.planner.calibration import measured_replica
 from replicaplan.planner.operating import operating_point
@@ -34,8 +35,7 @@ def test_the_completion_rate_on_the_azure_traces(kind, model):
         kind,
         per_second(log.rate_per_minute()) * 6,
         replica,
-        point.mu_star,
-        point.target_utilization,
+        ReplicaRate(point.mu_star, point.target_utilization),
         point.concurrency_target,
         8 * 60,
     )

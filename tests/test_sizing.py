@@ -13,7 +13,14 @@ import pytest
 import yaml
 
 from replicaplan.core.promises import Promises
-from replicaplan.core.sizing import REPLICAS_MAX, SIZING, Sizing, default_short_budget
+from replicaplan.core.sizing import (
+    REPLICA_RATE,
+    REPLICAS_MAX,
+    SIZING,
+    ReplicaRate,
+    Sizing,
+    default_short_budget,
+)
 
 CRD = Path(__file__).parent / "data" / "keda" / "keda.sh_scaledobjects.yaml"
 
@@ -92,3 +99,86 @@ def test_a_plan_checks_its_sizing_once_where_it_is_made(checks_made):
     assert (got.min_replicas, got.max_replicas) == (1, 40)
     assert checks_made["fraction"].count("target_utilization") == 1
     assert checks_made["fraction"].count("short_budget") == 1
+    # μ* once, where the measured value meets the sizing (``Sizing.at``); ρ* never again as the
+    # replays', the reserves', the schedule's and the manifests' ``target``
+    assert checks_made["positive"].count("mu_star_rps") == 1
+    assert "target" not in checks_made["fraction"]
+    # the day once where it enters; the HPA's replay runs on a per-second series made from it
+    assert checks_made["rates"] == ["traffic", "rate"]
+    assert got.replica_rate == ReplicaRate(got.point.mu_star, 0.8)
+
+
+@pytest.mark.parametrize(
+    "mu_star, rho, name",
+    [
+        (0.0, 0.8, "mu_star_rps must be > 0"),
+        (-8.0, 0.8, "mu_star_rps must be > 0"),
+        (math.nan, 0.8, "mu_star_rps must be finite"),
+        (math.inf, 0.8, "mu_star_rps must be finite"),
+        ("8", 0.8, "mu_star_rps must be a real number"),
+        (8.0, 0.0, r"target_utilization must lie in \(0, 1\]"),
+        (8.0, 1.01, r"target_utilization must lie in \(0, 1\]"),
+        (8.0, math.nan, "target_utilization must be finite"),
+        (8.0, True, "target_utilization must be a real number"),
+    ],
+)
+def test_a_bad_replica_rate_is_refused_by_its_name(mu_star, rho, name):
+    with pytest.raises(ValueError, match=name):
+        ReplicaRate(mu_star, rho)
+
+
+def test_a_replica_rate_sizes_on_rho_star_mu_star():
+    """ρ*μ* by hand: 0.8 × 8 = 6.4 req/s a replica; 60 req/s need ⌈9.375⌉ = 10 of them, and
+    ⌈7.5⌉ = 8 on the whole of μ* (ρ* = 1, the default)."""
+    from replicaplan.serving.fluid import replicas_needed
+
+    assert REPLICA_RATE == ReplicaRate(8.0, 0.8)
+    assert REPLICA_RATE.rps == pytest.approx(6.4, rel=1e-15)
+    assert replicas_needed(60.0, REPLICA_RATE) == 10
+    assert replicas_needed(60.0, ReplicaRate(8.0)) == 8
+    assert replicas_needed(56.0, Sizing(0.7).at(8.0)) == 10  # 5.6 a replica: a whole 10
+
+
+def test_sizing_at_checks_mu_star_and_trusts_its_own_rho_star(checks_made):
+    sizing = Sizing(0.7)
+    made = sizing.at(8.0)
+    assert (made.mu_star_rps, made.target_utilization) == (8.0, 0.7)
+    assert checks_made["fraction"] == ["target_utilization"]  # Sizing's, not again in at()
+    assert checks_made["positive"] == ["mu_star_rps"]
+    with pytest.raises(ValueError, match="mu_star_rps must be > 0"):
+        sizing.at(0.0)
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        "replicas_needed(60.0, 8.0)",
+        "step_reserve(8.0, 8.0)",
+        "ramp_reserve(0.01, STARTUP, 8.0)",
+        "simulate_day(reference_traffic(), 8.0)",
+    ],
+)
+def test_two_numbers_where_a_replica_rate_belongs_say_what_to_give(call):
+    """The functions that took μ* and ρ* as two numbers take one ``ReplicaRate``: a number in
+    its place is refused by a message that names it, not by an AttributeError deep inside."""
+    from replicaplan.core.startup import STARTUP
+    from replicaplan.planner.reserve import ramp_reserve, step_reserve
+    from replicaplan.scenarios.synthetic import reference_traffic
+    from replicaplan.serving.fluid import replicas_needed
+    from replicaplan.simulation.day import simulate_day
+
+    names = dict(
+        STARTUP=STARTUP,
+        ramp_reserve=ramp_reserve,
+        step_reserve=step_reserve,
+        reference_traffic=reference_traffic,
+        replicas_needed=replicas_needed,
+        simulate_day=simulate_day,
+    )
+    with pytest.raises(TypeError, match=r"replica_rate must be a ReplicaRate\(mu_star_rps"):
+        eval(call, names)
+
+
+def test_a_replica_rate_is_frozen():
+    with pytest.raises(AttributeError):
+        REPLICA_RATE.mu_star_rps = 0.0  # type: ignore[misc]

@@ -5,6 +5,7 @@ import math
 
 import pytest
 
+from replicaplan.core.sizing import ReplicaRate
 from replicaplan.core.startup import STARTUP, Startup
 from replicaplan.planner import plan
 
@@ -31,5 +32,5 @@ def test_a_start_up_is_frozen_so_a_checked_one_stays_checked():
 def test_the_scale_down_window_is_the_longer_of_five_minutes_and_the_start_up():
     """max(5, T_start): a dip shorter than a start-up releases no replica (chapter 3)."""
     assert [plan.scale_down_window_min(Startup(m)) for m in (0, 5, 6, 15)] == [5, 5, 6, 15]
-    up, down = plan.behavior([10.0, 12.0, 9.0], 8.0, 0.8, Startup(12))
+    up, down = plan.behavior([10.0, 12.0, 9.0], ReplicaRate(8.0, 0.8), Startup(12))
     assert down.stabilization_s == 720

@@ -58,6 +58,7 @@ _EXPORTS = {
     "Promises": "core.promises",
     "Startup": "core.startup",
     "Sizing": "core.sizing",
+    "ReplicaRate": "core.sizing",
     # serving
     "ReplicaModel": "serving.replica",
     "GPU": "serving.catalogue",

@@ -23,6 +23,7 @@ import numpy as np
 from replicaplan.autoscalers.hpa import HorizontalAutoscaler, MetricSpec
 from replicaplan.autoscalers.kpa import KnativeAutoscaler
 from replicaplan.core import _check
+from replicaplan.core.sizing import ReplicaRate
 from replicaplan.serving.fluid import replicas_needed
 
 
@@ -231,8 +232,7 @@ class ExactTraffic:
     def __init__(
         self,
         rate,
-        mu_star_rps: float,
-        target: float,
+        replica_rate: ReplicaRate,
         *,
         reserve: int = 0,
         calendar: bool = False,
@@ -243,7 +243,7 @@ class ExactTraffic:
         rate = _check.rates("rate", rate)
         lookahead = _check.integer("lookahead", lookahead, minimum=0)
         self.window = _check.integer("window", window, minimum=1)
-        wanted = replicas_needed(rate, mu_star_rps, target, reserve)
+        wanted = replicas_needed(rate, replica_rate, reserve)
         ahead = np.minimum(np.arange(rate.size) + lookahead, rate.size - 1)
         if calendar:
             wanted = np.maximum(wanted, wanted[ahead])
@@ -253,11 +253,9 @@ class ExactTraffic:
                 raise ValueError(
                     f"forecast must hold one rate per minute ({rate.size}), got {forecast.size}"
                 )
-            wanted = np.maximum(
-                wanted, replicas_needed(forecast, mu_star_rps, target, reserve)[ahead]
-            )
+            wanted = np.maximum(wanted, replicas_needed(forecast, replica_rate, reserve)[ahead])
         self.wanted = wanted
-        self.initial = int(replicas_needed(rate[0], mu_star_rps, target, reserve))
+        self.initial = int(replicas_needed(rate[0], replica_rate, reserve))
         self.recent = [self.initial] * self.window
 
     def decide(self, m: Metrics) -> int:

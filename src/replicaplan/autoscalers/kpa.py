@@ -111,6 +111,11 @@ class KnativeAutoscaler:
         """Concurrency per pod the autoscaler aims at: target × target utilization."""
         return self.target * self.target_utilization
 
+    def pods_for(self, concurrency: float) -> int:
+        """⌈concurrency / target_value⌉: the pods a window's average concurrency asks for
+        (Knative's desiredStablePodCount and desiredPanicPodCount, before the rate limits)."""
+        return _check.ceil_count(concurrency / self.target_value)
+
     @property
     def panicking(self) -> bool:
         return self.panic_since is not None
@@ -136,8 +141,8 @@ class KnativeAutoscaler:
         pods = max(1.0, float(ready))
         max_up = _check.ceil_count(self.max_scale_up_rate * pods)
         max_down = _check.floor_count(pods / self.max_scale_down_rate) if self.reachable else 0
-        dspc = _check.ceil_count(observed_stable / self.target_value)
-        dppc = _check.ceil_count(observed_panic / self.target_value)
+        dspc = self.pods_for(observed_stable)
+        dppc = self.pods_for(observed_panic)
         want_stable = min(max(dspc, max_down), max_up)
         want_panic = min(max(dppc, max_down), max_up)
         if self.activation_scale > 1:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import weakref
 
 import numpy as np
 
@@ -52,15 +53,37 @@ def integer(name: str, value, *, minimum: int = 0) -> int:
 
 
 def rates(name: str, values) -> np.ndarray:
-    """Return ``values`` as a 1-d float array of finite, non-negative numbers (not empty)."""
-    arr = np.asarray(values, dtype=float)
+    """Return ``values`` as a 1-d float array of finite, non-negative numbers (not empty).
+
+    The array returned is a read-only copy that this function remembers: given it back (a
+    plan hands the same day to its replays, reserves, schedule and controllers), it returns it
+    at once, checked once. A view or any array computed from it is checked again.
+    """
+    if checked_rates(values):
+        return values
+    arr = np.array(values, dtype=float)  # a copy: the caller's array may change, this one not
     if arr.ndim != 1 or arr.size == 0:
         raise ValueError(f"{name} must be a non-empty 1-d sequence of rates, got shape {arr.shape}")
     bad = ~np.isfinite(arr) | (arr < 0)
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
-        raise ValueError(f"{name} must hold finite rates >= 0; element {i} is {arr[i]!r}")
+        raise ValueError(f"{name} must hold finite rates >= 0; element {i} is {float(arr[i])!r}")
+    arr.flags.writeable = False
+    key = id(arr)
+    _CHECKED_RATES[key] = weakref.ref(arr, lambda _, key=key: _CHECKED_RATES.pop(key, None))
     return arr
+
+
+_CHECKED_RATES: dict[int, weakref.ref] = {}
+"""The arrays ``rates`` returned and that still exist, by ``id``."""
+
+
+def checked_rates(values) -> bool:
+    """Is ``values`` an array ``rates`` returned, still read-only (so still as it was checked)?"""
+    if type(values) is not np.ndarray or values.flags.writeable:
+        return False
+    ref = _CHECKED_RATES.get(id(values))
+    return ref is not None and ref() is values
 
 
 def ceil_count(x):

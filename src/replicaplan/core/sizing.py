@@ -7,8 +7,15 @@ policy may leave beyond capacity. ``Sizing`` holds the four, checked when it is 
 and the configuration search take one and trust it, as they trust ``Promises`` and
 ``Startup``.
 
+Once μ* is measured, the pair the sizing rule N = ⌈λ/(ρ*μ*)⌉ needs is a ``ReplicaRate``: μ* and
+ρ*, checked when made (``Sizing.at`` checks μ* alone, ρ* having been checked by the
+``Sizing``). The rule, the reserves, the schedule, the behavior and the replays take one and
+check nothing of it.
+
 >>> Sizing().budget(Promises(quota=0.9))
 0.01
+>>> Sizing().at(8.0).rps
+6.4
 >>> Sizing(min_replicas=4, max_replicas=2)
 Traceback (most recent call last):
 ...
@@ -82,7 +89,56 @@ class Sizing:
             return _tenth_of_the_margin(promises.quota)
         return self.short_budget
 
+    def at(self, mu_star_rps: float) -> ReplicaRate:
+        """The ``ReplicaRate`` of this sizing once μ* is known: μ* checked, ρ* this sizing's
+        (checked when it was made)."""
+        return _replica_rate(_check.positive("mu_star_rps", mu_star_rps), self.target_utilization)
+
+
+@dataclass(frozen=True)
+class ReplicaRate:
+    """μ* (``mu_star_rps``, requests/s one replica serves within its promises, > 0) and ρ*
+    (``target_utilization``, the share of it each replica is given, in (0, 1]; 1 sizes on the
+    whole of μ*), checked when made. ``rps`` = ρ*μ* is the rate a fleet is sized on."""
+
+    mu_star_rps: float
+    target_utilization: float = 1.0
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "mu_star_rps", _check.positive("mu_star_rps", self.mu_star_rps))
+        object.__setattr__(
+            self,
+            "target_utilization",
+            _check.fraction("target_utilization", self.target_utilization),
+        )
+
+    @property
+    def rps(self) -> float:
+        """ρ*μ*: the requests a second each replica of the fleet is given."""
+        return self.target_utilization * self.mu_star_rps
+
+
+def replica_rate_of(value) -> ReplicaRate:
+    """``value`` when it is a ``ReplicaRate`` (checked when made); else a TypeError that says
+    what to give, for the callers of the functions that took μ* and ρ* as two numbers."""
+    if not isinstance(value, ReplicaRate):
+        raise TypeError(
+            f"replica_rate must be a ReplicaRate(mu_star_rps, target_utilization), got {value!r}"
+        )
+    return value
+
+
+def _replica_rate(mu_star_rps: float, target_utilization: float) -> ReplicaRate:
+    """A ``ReplicaRate`` of two values already checked (``Sizing.at``)."""
+    made = object.__new__(ReplicaRate)
+    object.__setattr__(made, "mu_star_rps", mu_star_rps)
+    object.__setattr__(made, "target_utilization", target_utilization)
+    return made
+
 
 SIZING = Sizing()
 """The running example's sizing (ρ* = 0.8, the planner's own bounds and budget): the default
 of ``plan`` and of the search's ``Settings``."""
+
+REPLICA_RATE = SIZING.at(EXAMPLE.mu_star_rps)
+"""The running example's μ* = 8 req/s at ρ* = 0.8: the default of the simulated day."""

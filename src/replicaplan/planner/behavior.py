@@ -10,6 +10,7 @@ import numpy as np
 
 from replicaplan.autoscalers.hpa import Rules, ScalingPolicy
 from replicaplan.core import _check
+from replicaplan.core.sizing import ReplicaRate
 from replicaplan.core.startup import Startup
 from replicaplan.planner.reserve import step_reserve
 from replicaplan.simulation.day import SCALE_DOWN_WINDOW_MIN
@@ -24,7 +25,7 @@ def scale_down_window_min(startup: Startup) -> int:
     return max(SCALE_DOWN_WINDOW_MIN, startup.minutes)
 
 
-def behavior(rate, mu_star_rps: float, target: float, startup: Startup) -> tuple[Rules, Rules]:
+def behavior(rate, replica_rate: ReplicaRate, startup: Startup) -> tuple[Rules, Rules]:
     """The HPA's ``behavior`` from the start-up time and the log's ramps.
 
     Up, every 15 s sync: no window; at most max(4, k↑) pods or 100 % more, whichever is more,
@@ -35,8 +36,8 @@ def behavior(rate, mu_star_rps: float, target: float, startup: Startup) -> tuple
     """
     rate = _check.rates("rate", rate)
     steps = np.diff(rate)
-    k_up = step_reserve(float(np.max(steps, initial=0.0)), mu_star_rps, target)
-    k_down = step_reserve(float(-np.min(steps, initial=0.0)), mu_star_rps, target)
+    k_up = step_reserve(float(np.max(steps, initial=0.0)), replica_rate)
+    k_down = step_reserve(float(-np.min(steps, initial=0.0)), replica_rate)
     up = Rules((ScalingPolicy("Pods", max(4, k_up), 15), ScalingPolicy("Percent", 100, 15)))
     down = Rules(
         (ScalingPolicy("Pods", max(1, k_down), 60),),

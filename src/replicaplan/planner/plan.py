@@ -27,7 +27,7 @@ from replicaplan.autoscalers.manifest import (
 )
 from replicaplan.core import _check, calendar
 from replicaplan.core.promises import PROMISES, Promises
-from replicaplan.core.sizing import SIZING, Sizing, default_short_budget
+from replicaplan.core.sizing import SIZING, ReplicaRate, Sizing, default_short_budget
 from replicaplan.core.startup import STARTUP, Startup
 from replicaplan.economics.cost import price_run
 from replicaplan.planner.behavior import behavior, scale_down_window_min
@@ -76,6 +76,7 @@ __all__ = [
     "compare_schedules",
     "default_short_budget",
     "Sizing",
+    "ReplicaRate",
     "weekdays",
     "Plan",
     "ReplayRow",
@@ -110,6 +111,8 @@ class Plan:
     recommendation, the schedule and the autoscaler's manifests with their replay."""
 
     point: OperatingPoint
+    replica_rate: ReplicaRate
+    """μ* of ``point`` at the sizing's ρ*: what every replay, reserve and count was sized on."""
     rate: np.ndarray
     start_s: float
     """Minute 0 of ``rate`` on ``timezone``'s wall clock (epoch seconds plus its offset)."""
@@ -178,7 +181,7 @@ class Plan:
         return self.cost_per_million(self.hpa_run)
 
 
-def max_replicas_for(rate, mu_star_rps: float, target: float, low: int, given: int | None) -> int:
+def max_replicas_for(rate, replica_rate: ReplicaRate, low: int, given: int | None) -> int:
     """The manifests' ``maxReplicas``: ``given`` (an operator's ``Sizing.max_replicas``, checked
     there), or twice the busiest minute's fleet 2 ⌈λ_max/(ρ*μ*)⌉ (at least ``low`` + 1): a
     safety margin, not what keeps the autoscaler from running away (its signal does that:
@@ -191,7 +194,7 @@ def max_replicas_for(rate, mu_star_rps: float, target: float, low: int, given: i
                 f"minReplicas), got {given}"
             )
         return given
-    return max(low + 1, 2 * replicas_needed(float(np.max(rate)), mu_star_rps, target))
+    return max(low + 1, 2 * replicas_needed(float(np.max(rate)), replica_rate))
 
 
 def plan(
@@ -250,7 +253,7 @@ def plan(
     """
     model = model or ReplicaModel()
     if isinstance(traffic, TraceFile):
-        rate = traffic.rate_per_minute()
+        rate = _check.rates("traffic", traffic.rate_per_minute())  # checked once, for every step
         lengths = lengths or traffic
         start_s = traffic.start if start_s is None else start_s
     else:
@@ -285,11 +288,10 @@ def plan(
         seed=seed,
         precision=precision,
     )
-    target, mu_star = point.target_utilization, point.mu_star
+    per = sizing.at(point.mu_star)  # μ* measured, ρ* the sizing's: one ReplicaRate for the plan
     rows = replay(
         rate,
-        mu_star,
-        target=target,
+        per,
         startup=startup,
         price_per_replica_hour=price_per_replica_hour,
         tokens_per_request=point.mean_output,
@@ -298,8 +300,8 @@ def plan(
     short_budget = sizing.budget(promises)
     best, why = recommend(rows, sizing, promises)
     enough = days_covered(rate, start_s) >= SCHEDULE_MIN_DAYS
-    table = schedule(rate, mu_star, target, start_s) if enough else None
-    low = max(1, replicas_needed(float(rate.min()), mu_star, target))
+    table = schedule(rate, per, start_s) if enough else None
+    low = max(1, replicas_needed(float(rate.min()), per))
     if sizing.min_replicas is not None:  # the operator's floor, above or below the quietest's
         low = sizing.min_replicas
     if (low == 0) != (wake_query is not None):
@@ -309,8 +311,8 @@ def plan(
         )
     to_zero = low == 0
     low = max(low, 1)  # the HPA's floor (and its replay's); KEDA takes the fleet to 0 and back
-    high = max_replicas_for(rate, mu_star, target, low, sizing.max_replicas)
-    up, down = behavior(rate, mu_star, target, startup)
+    high = max_replicas_for(rate, per, low, sizing.max_replicas)
+    up, down = behavior(rate, per, startup)
     mix = lengths.length_mix() if isinstance(lengths, TraceFile) else lengths
     measured = measured_replica(model, mix, point, n_requests=n_requests, seed=seed)
     scaling = scaling_signal(point, measured, signal)
@@ -343,12 +345,12 @@ def plan(
         lead_min=startup.minutes,
         timezone=timezone,
         # without a metric, the fleet the busiest minute needs (the always-on policy's)
-        fallback_replicas=replicas_needed(float(rate.max()), mu_star, target),
+        fallback_replicas=replicas_needed(float(rate.max()), per),
         polling_interval_s=keda_polling_s,
         cooldown_period_s=keda_cooldown_s,
         query=query,
         # arrivals a second in front of the engine, per replica at the target: ρ*μ*
-        wake=(wake_query, mu_star * target) if to_zero else None,
+        wake=(wake_query, per.rps) if to_zero else None,
         guard=(
             engines.ttft_quantile_query(
                 eng, promises.quota, namespace, served_model, deployment=name
@@ -359,7 +361,7 @@ def plan(
         else None,
     )
     # the replays start where the policies' do: the first minute's fleet at the target
-    first = replicas_needed(float(rate[0]), mu_star, target)
+    first = replicas_needed(float(rate[0]), per)
     run = hpa_replay(
         rate,
         hpa,
@@ -384,6 +386,7 @@ def plan(
     made = Plan(
         replica_source=model.source,
         point=point,
+        replica_rate=per,
         rate=rate,
         start_s=float(start_s),
         timezone=timezone,
@@ -422,9 +425,8 @@ def with_sensitivity(p: Plan) -> Plan:
         p,
         sensitivity=startup_sensitivity(
             p.rate,
-            p.point.mu_star,
+            p.replica_rate,
             np.unique(np.r_[SENSITIVITY_STARTUPS, p.startup.minutes]),
-            target=p.point.target_utilization,
             price_per_replica_hour=p.price_per_replica_hour,
             tokens_per_request=p.point.mean_output,
             start_s=p.start_s,

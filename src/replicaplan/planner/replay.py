@@ -12,9 +12,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from replicaplan.core import _check
-from replicaplan.core.example import EXAMPLE
 from replicaplan.core.promises import PROMISES, Promises
-from replicaplan.core.sizing import SIZING, Sizing
+from replicaplan.core.sizing import SIZING, ReplicaRate, Sizing
 from replicaplan.core.startup import STARTUP, Startup
 from replicaplan.economics.cost import PricedPolicy, price_day
 from replicaplan.planner.reserve import spares_for
@@ -42,9 +41,8 @@ class ReplayRow:
 # ------------------------------------------------------------------ the policies compared
 def replay(
     rate,
-    mu_star_rps: float,
+    replica_rate: ReplicaRate,
     *,
-    target: float = EXAMPLE.target_utilization,
     startup: Startup = STARTUP,
     price_per_replica_hour: float,
     tokens_per_request: float,
@@ -52,7 +50,8 @@ def replay(
 ) -> list[ReplayRow]:
     """The log's per-minute traffic under the book's policies, each priced per token.
 
-    * always on: the fleet the busiest minute needs at the target, ⌈max λ/(ρ*μ*)⌉, all along;
+    * always on: the fleet the busiest minute needs at ``replica_rate``'s ρ*μ*, ⌈max λ/(ρ*μ*)⌉,
+      all along;
     * chase: the book's autoscaler with ``startup`` (T_start) before a replica serves;
     * chase with spares: the same, plus ``spares_for`` the log's steepest ramp and largest step;
     * with a schedule, for logs of two days or more: chase, and start T_start
@@ -64,10 +63,8 @@ def replay(
     example's numbers.
     """
     rate = _check.rates("rate", rate)
-    mu_star_rps = _check.positive("mu_star_rps", mu_star_rps)
-    target = _check.fraction("target", target)
-    peak_fleet = replicas_needed(float(rate.max()), mu_star_rps, target)
-    spares = spares_for(rate, mu_star_rps, target, startup)
+    peak_fleet = replicas_needed(float(rate.max()), replica_rate)
+    spares = spares_for(rate, replica_rate, startup)
     forecast = None
     if days_covered(rate, start_s) >= SCHEDULE_MIN_DAYS:
         forecast = learned_forecast(rate, start_s)
@@ -77,7 +74,7 @@ def replay(
         spares=spares,
         ahead=("forecast",) if forecast is not None else (),
     )
-    rows = run_policies(rate, policies, mu_star_rps, target, forecast)
+    rows = run_policies(rate, policies, replica_rate, forecast)
     priced = price_day(
         rows, price_per_replica_hour=price_per_replica_hour, tokens_per_request=tokens_per_request
     )
@@ -108,7 +105,9 @@ class StartupSensitivity:
         return int(self.startups[np.argmax(short)]) if short.any() else None
 
 
-def startup_sensitivity(rate, mu_star_rps: float, startups, **replay_kwargs) -> StartupSensitivity:
+def startup_sensitivity(
+    rate, replica_rate: ReplicaRate, startups, **replay_kwargs
+) -> StartupSensitivity:
     """``replay`` at each start-up time in ``startups`` (whole minutes): how the policies' prices
     and shortfalls move with the time a replica takes to start."""
     startups = np.asarray(startups)
@@ -117,7 +116,7 @@ def startup_sensitivity(rate, mu_star_rps: float, startups, **replay_kwargs) -> 
     per_million: dict = {}
     uncovered: dict = {}
     for t in startups:
-        rows = replay(rate, mu_star_rps, startup=Startup(int(t)), **replay_kwargs)
+        rows = replay(rate, replica_rate, startup=Startup(int(t)), **replay_kwargs)
         for kind, row in zip(POLICY_KINDS, rows, strict=False):
             per_million.setdefault(kind, []).append(row.priced.per_million)
             uncovered.setdefault(kind, []).append(row.result.uncovered_minutes)
@@ -175,9 +174,8 @@ class ScheduleScore:
 
 def compare_schedules(
     rate,
-    mu_star_rps: float,
+    replica_rate: ReplicaRate,
     *,
-    target: float = EXAMPLE.target_utilization,
     startup: Startup = STARTUP,
     start_s: float = 0.0,
     from_day: int = 1,
@@ -187,7 +185,7 @@ def compare_schedules(
     holds two weeks), each replayed with the chase, scored from calendar day ``from_day`` on
     (1: every day that has a history; 7: the second week, where weekdays first have their own)."""
     rate = _check.rates("rate", rate)
-    need = replicas_needed(rate, mu_star_rps, target)
+    need = replicas_needed(rate, replica_rate)
     day, _ = day_and_hour(rate.size, start_s)
     scored = day >= _check.integer("from_day", from_day, minimum=1)
     if not scored.any():
@@ -198,8 +196,8 @@ def compare_schedules(
         ("median of the hour's peaks, by weekday", learned_forecast(rate, start_s)),
     ):
         policy = DayPolicy(name, startup, forecast=True)
-        ((_, result),) = run_policies(rate, [policy], mu_star_rps, target, forecast)
-        floor = replicas_needed(forecast, mu_star_rps, target)
+        ((_, result),) = run_policies(rate, [policy], replica_rate, forecast)
+        floor = replicas_needed(forecast, replica_rate)
         scores.append(
             ScheduleScore(
                 name,

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from replicaplan.core import _check, derived
+from replicaplan.core.sizing import ReplicaRate, replica_rate_of
 from replicaplan.core.startup import Startup
 
 if TYPE_CHECKING:
@@ -90,21 +91,22 @@ def derivations() -> dict:
     }
 
 
-def ramp_reserve(ramp_rps_per_s: float, startup_s: float, mu_star_rps: float, target: float) -> int:
-    """⌈λ'_max T_start / (ρ* μ*)⌉: spare replicas for a ramp of ``ramp_rps_per_s`` (req/s per s)."""
+def ramp_reserve(ramp_rps_per_s: float, startup: Startup, replica_rate: ReplicaRate) -> int:
+    """⌈λ'_max T_start / (ρ* μ*)⌉: spare replicas for a ramp of ``ramp_rps_per_s`` (req/s per
+    s) over a start-up of ``startup``, at ``replica_rate``'s ρ*μ*."""
     ramp_rps_per_s = _check.non_negative("ramp_rps_per_s", ramp_rps_per_s)
-    startup_s = _check.non_negative("startup_s", startup_s)
-    mu_star_rps = _check.positive("mu_star_rps", mu_star_rps)
-    target = _check.fraction("target", target)
-    return int(derived.ramp_reserve(ramp_rps_per_s, startup_s, target, mu_star_rps))
+    rr = replica_rate_of(replica_rate)
+    return int(
+        derived.ramp_reserve(ramp_rps_per_s, startup.seconds, rr.target_utilization, rr.mu_star_rps)
+    )
 
 
-def step_reserve(step_rps: float, mu_star_rps: float, target: float) -> int:
-    """⌈Δλ / (ρ* μ*)⌉: spare replicas for a sudden step of ``step_rps`` req/s."""
+def step_reserve(step_rps: float, replica_rate: ReplicaRate) -> int:
+    """⌈Δλ / (ρ* μ*)⌉: spare replicas for a sudden step of ``step_rps`` req/s at
+    ``replica_rate``'s ρ*μ*."""
     step_rps = _check.non_negative("step_rps", step_rps)
-    mu_star_rps = _check.positive("mu_star_rps", mu_star_rps)
-    target = _check.fraction("target", target)
-    return int(derived.step_reserve(step_rps, target, mu_star_rps))
+    rr = replica_rate_of(replica_rate)
+    return int(derived.step_reserve(step_rps, rr.target_utilization, rr.mu_star_rps))
 
 
 def ramp_load(ramp_per_min: float, startup_min: float) -> float:
@@ -133,14 +135,14 @@ def scale_to_zero(idle_s: float, startup_s: float, price_per_replica_hour: float
 # ------------------------------------------------------------------ on a log's traffic
 
 
-def largest_step_reserve(rate, mu_star_rps: float, target: float) -> int:
+def largest_step_reserve(rate, replica_rate: ReplicaRate) -> int:
     """Spares for the largest minute-to-minute rise in ``rate``: ⌈Δλ_max/(ρ*μ*)⌉ (0 if none)."""
     rate = _check.rates("rate", rate)
     rise = float(np.max(np.diff(rate), initial=0.0))  # initial=0: a falling log needs none
-    return step_reserve(rise, mu_star_rps, target)
+    return step_reserve(rise, replica_rate)
 
 
-def steepest_ramp_reserve(rate, mu_star_rps: float, target: float, startup: Startup) -> int:
+def steepest_ramp_reserve(rate, replica_rate: ReplicaRate, startup: Startup) -> int:
     """Spares for the steepest ramp in ``rate``: ⌈λ'_max T_start/(ρ*μ*)⌉, where λ'_max is the
     largest rise over any T_start consecutive minutes, divided by T_start."""
     rate = _check.rates("rate", rate)
@@ -148,12 +150,12 @@ def steepest_ramp_reserve(rate, mu_star_rps: float, target: float, startup: Star
     if k == 0 or rate.size <= k:
         return 0
     slope = float(np.max(rate[k:] - rate[:-k], initial=0.0)) / startup.seconds
-    return ramp_reserve(slope, startup.seconds, mu_star_rps, target)
+    return ramp_reserve(slope, startup, replica_rate)
 
 
-def spares_for(rate, mu_star_rps: float, target: float, startup: Startup) -> int:
+def spares_for(rate, replica_rate: ReplicaRate, startup: Startup) -> int:
     """The spares of the chasing policy: enough for the log's steepest ramp and largest step."""
     return max(
-        steepest_ramp_reserve(rate, mu_star_rps, target, startup),
-        largest_step_reserve(rate, mu_star_rps, target),
+        steepest_ramp_reserve(rate, replica_rate, startup),
+        largest_step_reserve(rate, replica_rate),
     )

@@ -23,6 +23,7 @@ from __future__ import annotations
 import numpy as np
 
 from replicaplan.core import _check
+from replicaplan.core.sizing import ReplicaRate
 from replicaplan.serving.fluid import replicas_needed
 from replicaplan.traffic.forecast import WEEKDAY_MIN_DAYS, hour_medians, hour_peaks, weekdays
 
@@ -32,10 +33,10 @@ SCHEDULE_MIN_DAYS = 2
 replay on)."""
 
 
-def schedule(rate, mu_star_rps: float, target: float, start_s: float = 0.0) -> list[int]:
+def schedule(rate, replica_rate: ReplicaRate, start_s: float = 0.0) -> list[int]:
     """The minimum replicas to apply from tomorrow on, learned from the whole log:
-    ⌈peak/(ρ*μ*)⌉ of the median of the hour's busiest minutes (0 for an hour the log never
-    reaches). 24 values, one per clock hour of ``start_s``'s clock; for a log of
+    ⌈peak/(ρ*μ*)⌉ at ``replica_rate`` of the median of the hour's busiest minutes (0 for an
+    hour the log never reaches). 24 values, one per clock hour of ``start_s``'s clock; for a log of
     ``WEEKDAY_MIN_DAYS`` or more, 168 values, 24 per weekday from Sunday (cron's order), each
     from its own weekdays."""
     rate = _check.rates("rate", rate)
@@ -45,4 +46,4 @@ def schedule(rate, mu_star_rps: float, target: float, start_s: float = 0.0) -> l
         median = np.concatenate([hour_medians(peaks[dow == w]) for w in range(7)])
     else:
         median = hour_medians(peaks)
-    return [int(n) for n in replicas_needed(median, mu_star_rps, target)]
+    return [int(n) for n in replicas_needed(median, replica_rate)]

@@ -240,8 +240,7 @@ def evaluate(
     per_hour = replica_hour_price(price, candidate.gpus)
     rows = replay(
         rate,
-        point.mu_star,
-        target=point.target_utilization,
+        settings.sizing.at(point.mu_star),
         startup=settings.startup,
         price_per_replica_hour=per_hour,
         tokens_per_request=point.mean_output,

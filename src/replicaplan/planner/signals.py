@@ -21,6 +21,7 @@ import numpy as np
 
 from replicaplan.autoscalers.controllers import ExactTraffic, HPAOn
 from replicaplan.core import _check
+from replicaplan.core.sizing import ReplicaRate
 from replicaplan.serving.fluid import replicas_needed
 from replicaplan.simulation.control import simulate_fleet
 
@@ -75,8 +76,8 @@ class Case:
     """Requests per second, one value a second."""
     replica: object
     """A ``FluidReplica`` or ``MeasuredReplica``."""
-    mu_star: float
-    target_utilization: float
+    replica_rate: ReplicaRate
+    """μ* and ρ* of the operating point."""
     concurrency_target: float
     startup_s: float
     window: tuple | None = None
@@ -87,7 +88,7 @@ class Case:
         """⌈λ_max/(ρ*μ*)⌉ over the busiest minute between seconds ``first`` and ``last``."""
         rate = self.rate[first:last]
         per_minute = rate[: rate.size // 60 * 60].reshape(-1, 60).mean(axis=1)
-        return int(replicas_needed(float(per_minute.max()), self.mu_star, self.target_utilization))
+        return int(replicas_needed(float(per_minute.max()), self.replica_rate))
 
     @property
     def busiest_fleet(self) -> int:
@@ -118,7 +119,7 @@ class Row:
 
 def _row(case: Case, signal: str, run) -> Row:
     rate = case.rate[: run.ready.size]
-    beyond = np.maximum(rate - run.ready * case.mu_star, 0.0).sum() / rate.sum()
+    beyond = np.maximum(rate - run.ready * case.replica_rate.mu_star_rps, 0.0).sum() / rate.sum()
     first, last = case.window or (0, None)
     return Row(
         case.name,
@@ -136,7 +137,7 @@ def chase(case: Case, seed: int = 0) -> Row:
     """The chase: each minute the fleet its exact traffic needs (``ExactTraffic``)."""
     whole = case.rate.size // 60 * 60
     per_minute = case.rate[:whole].reshape(-1, 60).mean(axis=1)
-    controller = ExactTraffic(per_minute, case.mu_star, case.target_utilization)
+    controller = ExactTraffic(per_minute, case.replica_rate)
     run = simulate_fleet(
         case.rate[:whole],
         controller,
@@ -158,7 +159,7 @@ def measure(case: Case, signal: str, *, bound: int | None = None, seed: int = 0)
     wanted = targets(
         signal,
         concurrency=case.concurrency_target,
-        rate=case.target_utilization * case.mu_star,
+        rate=case.replica_rate.rps,
         batch=case.replica.batch,
         kv_tokens=kv,
     )

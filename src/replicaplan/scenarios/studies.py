@@ -18,6 +18,7 @@ import numpy as np
 from replicaplan.autoscalers.controllers import HPAOn
 from replicaplan.core import _check
 from replicaplan.core.example import EXAMPLE
+from replicaplan.core.sizing import REPLICA_RATE, ReplicaRate
 from replicaplan.core.startup import Startup
 from replicaplan.scenarios.synthetic import noisy_days, reference_traffic
 from replicaplan.serving.fluid import replicas_needed
@@ -47,7 +48,7 @@ def reference_policies(
 
     The fixed fleet is sized on the peak at full capacity, ⌈max λ / μ*⌉, as the source does.
     """
-    peak_fleet = replicas_needed(float(np.max(rate)), mu_star_rps)
+    peak_fleet = replicas_needed(float(np.max(rate)), ReplicaRate(mu_star_rps))
     startup = Startup(startup_min)
     startup_min = startup.minutes
     names = [
@@ -71,8 +72,7 @@ def reference_policies(
 
 def policy_table(
     rate=None,
-    mu_star_rps: float = EXAMPLE.mu_star_rps,
-    target: float = EXAMPLE.target_utilization,
+    replica_rate: ReplicaRate = REPLICA_RATE,
     startup_min: int = EXAMPLE.startup_min,
     spares: int = 3,
     forecast=None,
@@ -85,9 +85,9 @@ def policy_table(
     rate = reference_traffic() if rate is None else _check.rates("rate", rate)
     spares = _check.integer("spares", spares, minimum=0)
     policies = reference_policies(
-        rate, mu_star_rps, startup_min, spares, with_forecast=forecast is not None
+        rate, replica_rate.mu_star_rps, startup_min, spares, with_forecast=forecast is not None
     )
-    return run_policies(rate, policies, mu_star_rps, target, forecast)
+    return run_policies(rate, policies, replica_rate, forecast)
 
 
 # --- several days, and a forecast of the daily season ---------------------------------------
@@ -111,8 +111,7 @@ def forecast_study(
     seeds: int = 10,
     history_days: int = 7,
     startup_min: int = EXAMPLE.startup_min,
-    mu_star_rps: float = EXAMPLE.mu_star_rps,
-    target: float = EXAMPLE.target_utilization,
+    replica_rate: ReplicaRate = REPLICA_RATE,
 ) -> ForecastStudy:
     """For each noise level: learn the season from ``history_days`` noisy days, then run the
     next day chasing and scaling ahead on the forecast; average over ``seeds`` runs."""
@@ -126,8 +125,8 @@ def forecast_study(
         for seed in range(seeds):
             days = noisy_days(history_days + 1, noise=float(level), seed=seed)
             fc, today = seasonal_forecast(days[:-1]), days[-1]
-            chase = simulate_day(today, mu_star_rps, target, startup)
-            ahead = simulate_day(today, mu_star_rps, target, startup, forecast=fc)
+            chase = simulate_day(today, replica_rate, startup)
+            ahead = simulate_day(today, replica_rate, startup, forecast=fc)
             per_seed.append(
                 (
                     forecast_error(fc, today),
@@ -144,13 +143,12 @@ def forecast_study(
 
 def event_requests(
     rate=None,
-    mu_star_rps: float = EXAMPLE.mu_star_rps,
-    target: float = EXAMPLE.target_utilization,
+    replica_rate: ReplicaRate = REPLICA_RATE,
     event_start_min: int = 21 * 60,
 ) -> tuple[int, int]:
     """Replicas the autoscaler wants for the traffic of the minute before the event and at it."""
     rate = reference_traffic() if rate is None else _check.rates("rate", rate)
-    before, at = replicas_needed(rate[[event_start_min - 1, event_start_min]], mu_star_rps, target)
+    before, at = replicas_needed(rate[[event_start_min - 1, event_start_min]], replica_rate)
     return int(before), int(at)
 
 

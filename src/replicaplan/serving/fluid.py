@@ -1,6 +1,6 @@
 """A replica in its fluid limit, and the rules every fleet sizes with.
 
-* ``replicas_needed``: the sizing rule N = ⌈λ / (ρ* μ*)⌉ + reserve;
+* ``replicas_needed``: the sizing rule N = ⌈λ / (ρ* μ*)⌉ + reserve, on a ``ReplicaRate``;
 * ``FluidReplica``: a batching replica reduced to its fluid limit (a request spends W_s(b) in a
   batch of b), which the closed-loop simulation runs replicas as;
 * ``MeasuredReplica``: a replica reduced to the steady states measured on the discrete replica
@@ -25,27 +25,27 @@ import numpy as np
 
 from replicaplan.core import _check, portable
 from replicaplan.core.example import EXAMPLE
+from replicaplan.core.sizing import ReplicaRate, replica_rate_of
 from replicaplan.serving.replica import ReplicaModel
 
 
-def replicas_needed(rate, per_replica_rps: float, target: float = 1.0, reserve: int = 0):
-    """⌈λ / (ρ* μ*)⌉ + reserve: replicas that keep each one at ``target`` of
-    ``per_replica_rps`` (μ* for a plan, μ for a fleet run flat out).
+def replicas_needed(rate, replica_rate: ReplicaRate, reserve: int = 0):
+    """⌈λ / (ρ* μ*)⌉ + reserve: replicas that keep each one at ρ* of μ*, both of
+    ``replica_rate`` (``core.sizing.ReplicaRate``, checked when it was made).
 
-    ``rate`` may be a number or an array of rates. With ``target`` = 1 this is the naive
-    ⌈λ/μ*⌉ of a fleet sized on full capacity.
+    ``rate`` may be a number or an array of rates. With ρ* = 1 this is the naive ⌈λ/μ*⌉ of a
+    fleet sized on the whole capacity.
 
-    >>> replicas_needed(60, 8), replicas_needed(60, 8, 0.8), replicas_needed(42, 8, 0.8)
+    >>> at_8 = ReplicaRate(8.0)
+    >>> replicas_needed(60, at_8), replicas_needed(60, ReplicaRate(8.0, 0.8)), replicas_needed(
+    ...     42, ReplicaRate(8.0, 0.8))
     (8, 10, 7)
     """
-    per_replica_rps = _check.positive("per_replica_rps", per_replica_rps)
-    target = _check.fraction("target", target)
+    per = replica_rate_of(replica_rate).rps
     reserve = _check.integer("reserve", reserve, minimum=0)
     if np.ndim(rate):
-        return _check.ceil_count(_check.rates("rate", rate) / (target * per_replica_rps)) + reserve
-    return (
-        _check.ceil_count(_check.non_negative("rate", rate) / (target * per_replica_rps)) + reserve
-    )
+        return _check.ceil_count(_check.rates("rate", rate) / per) + reserve
+    return _check.ceil_count(_check.non_negative("rate", rate) / per) + reserve
 
 
 def gpu_utilization(in_flight, busy_requests: float = 1.0):

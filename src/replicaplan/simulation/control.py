@@ -27,12 +27,7 @@ import numpy as np
 from replicaplan.autoscalers.controllers import Controller, Metrics
 from replicaplan.core import _check
 from replicaplan.core.example import EXAMPLE
-from replicaplan.serving.fluid import (
-    FluidReplica,
-    MeasuredReplica,
-    gpu_utilization,
-    replicas_needed,
-)
+from replicaplan.serving.fluid import FluidReplica, MeasuredReplica, gpu_utilization
 from replicaplan.simulation.fleet import Fleet
 
 
@@ -131,7 +126,8 @@ def simulate_fleet(
     arrivals = arrivals.astype(float).tolist()
     advance = replica.stepper()
 
-    first = max(1, replicas_needed(float(rate[0]), max_rate)) if initial is None else initial
+    # by default the fleet that serves the first second flat out: ⌈λ(0)/μ⌉ on the raw rate μ
+    first = max(1, _check.ceil_count(float(rate[0]) / max_rate)) if initial is None else initial
     fleet = Fleet(ready=_check.integer("initial", first, minimum=1), startup=startup_s)
     in_flight = replica.warm(float(rate[0])) if warm else 0.0
     ready_s, paid_s, flight_s, waiting_s, served_s = ([0.0] * n for _ in range(5))

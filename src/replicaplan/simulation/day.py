@@ -28,7 +28,7 @@ import numpy as np
 
 from replicaplan.autoscalers.controllers import ExactTraffic, Fixed, Metrics
 from replicaplan.core import _check
-from replicaplan.core.example import EXAMPLE
+from replicaplan.core.sizing import REPLICA_RATE, ReplicaRate, replica_rate_of
 from replicaplan.core.startup import STARTUP, Startup
 from replicaplan.simulation.fleet import Fleet
 
@@ -125,8 +125,7 @@ SCALE_DOWN_WINDOW_MIN = 5
 
 def simulate_day(
     rate,
-    mu_star_rps: float = EXAMPLE.mu_star_rps,
-    target: float = EXAMPLE.target_utilization,
+    replica_rate: ReplicaRate = REPLICA_RATE,
     startup: Startup = STARTUP,
     reserve: int = 0,
     fixed: int | None = None,
@@ -139,8 +138,8 @@ def simulate_day(
     Parameters
     ----------
     rate : array of requests/s, one per minute (any length ≥ 1; the source's day has 1440).
-    mu_star_rps : μ*, requests/s one replica serves within its promises (> 0).
-    target : ρ*, the utilization the autoscaler aims for, in (0, 1].
+    replica_rate : μ*, requests/s one replica serves within its promises, and ρ*, the share of
+        it the autoscaler aims for (``core.sizing.ReplicaRate``, checked when made).
     startup : T_start (``core.startup.Startup``, whole minutes); 0 means a called replica is
         ready at once.
     reserve : spare replicas kept on top of the recommendation (integer ≥ 0).
@@ -153,25 +152,25 @@ def simulate_day(
     policy = DayPolicy("", startup, reserve=reserve, fixed=fixed, calendar=calendar)
     return _simulate(
         _check.rates("rate", rate),
-        _check.positive("mu_star_rps", mu_star_rps),
-        _check.fraction("target", target),
+        replica_rate_of(replica_rate),
         policy,
         _check.integer("scale_down_window_min", scale_down_window_min, minimum=1),
         forecast,
     )
 
 
-def _simulate(rate, mu_star_rps, target, policy: DayPolicy, window: int, forecast) -> DayResult:
+def _simulate(
+    rate, replica_rate: ReplicaRate, policy: DayPolicy, window: int, forecast
+) -> DayResult:
     """``simulate_day`` on values already checked: its callers' (one policy) and
-    ``run_policies``' (each of a list, the day and μ* checked once for all)."""
+    ``run_policies``' (each of a list, the day checked once for all)."""
     n_min = rate.size
     if policy.fixed is not None:
         controller, first = Fixed(policy.fixed), policy.fixed
     else:
         controller = ExactTraffic(
             rate,
-            mu_star_rps,
-            target,
+            replica_rate,
             reserve=policy.reserve,
             calendar=policy.calendar,
             forecast=forecast,
@@ -195,7 +194,7 @@ def _simulate(rate, mu_star_rps, target, policy: DayPolicy, window: int, forecas
             fleet.resize(controller.decide(metrics), now)
         ready[m], paid[m] = fleet.ready, fleet.paid
     wanted = ready.copy() if policy.fixed is not None else controller.wanted
-
+    mu_star_rps = replica_rate.mu_star_rps
     return DayResult(
         rate=rate,
         mu_star_rps=mu_star_rps,
@@ -294,20 +293,19 @@ def standard_policies(
 def run_policies(
     rate,
     policies: list[DayPolicy],
-    mu_star_rps: float = EXAMPLE.mu_star_rps,
-    target: float = EXAMPLE.target_utilization,
+    replica_rate: ReplicaRate = REPLICA_RATE,
     forecast=None,
 ) -> list[tuple[DayPolicy, DayResult]]:
     """Each policy simulated over the same per-minute ``rate``: (policy, result) in order.
 
-    ``forecast`` is used by the policies that ask for it (``DayPolicy.forecast``). The day,
-    μ* and ρ* are checked once for the whole list; each policy was checked when it was made.
+    ``forecast`` is used by the policies that ask for it (``DayPolicy.forecast``). The day is
+    checked once for the whole list; each policy, and ``replica_rate`` (μ*, ρ*), was checked
+    when it was made.
     """
     rate = _check.rates("rate", rate)
-    mu_star_rps = _check.positive("mu_star_rps", mu_star_rps)
-    target = _check.fraction("target", target)
+    replica_rate = replica_rate_of(replica_rate)
     window = SCALE_DOWN_WINDOW_MIN
     return [
-        (p, _simulate(rate, mu_star_rps, target, p, window, forecast if p.forecast else None))
+        (p, _simulate(rate, replica_rate, p, window, forecast if p.forecast else None))
         for p in policies
     ]

@@ -48,19 +48,16 @@ def add(sub) -> None:
 
 
 def run(args: argparse.Namespace) -> str:
+    from replicaplan.core.sizing import ReplicaRate
     from replicaplan.interface.report import event_request_line, policy_table_text
     from replicaplan.scenarios.studies import policy_table
 
+    per = ReplicaRate(args.mu_star, args.target)  # each flag checked by its type
     rows = policy_table(
-        mu_star_rps=args.mu_star,
-        target=args.target,
+        replica_rate=per,
         startup_min=args.startup,
         spares=args.reserve,
     )
     if args.json:
         return json.dumps([{"policy": p.name, **r.summary()} for p, r in rows], indent=2)
-    return (
-        policy_table_text(rows)
-        + "\n\n"
-        + event_request_line(mu_star_rps=args.mu_star, target=args.target)
-    )
+    return policy_table_text(rows) + "\n\n" + event_request_line(replica_rate=per)
