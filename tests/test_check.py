@@ -17,6 +17,39 @@ def test_ceil_count_rounds_up_but_forgives_float_noise():
     assert list(_check.ceil_count(np.array([0.0, 1.5, 2.0]))) == [0, 2, 2]
 
 
+def test_the_noise_forgiven_is_below_the_ninth_digit():
+    """Counts are rounded to 9 decimals first: 3e-10 above a whole number is noise, 3e-9 is
+    a real excess (and the same below, for the floor), as numbers and as arrays."""
+    for whole in (2.0, 1_000.0):
+        assert _check.ceil_count(whole + 3e-10) == whole
+        assert _check.ceil_count(whole + 3e-9) == whole + 1
+        assert _check.floor_count(whole - 3e-10) == whole
+        assert _check.floor_count(whole - 3e-9) == whole - 1
+        above = np.array([whole + 3e-10, whole + 3e-9])
+        below = np.array([whole - 3e-10, whole - 3e-9])
+        assert list(_check.ceil_count(above)) == [whole, whole + 1]
+        assert list(_check.floor_count(below)) == [whole, whole - 1]
+
+
+def test_the_edges_each_check_takes():
+    """What each range lets in at its edge: an integer from 0 by default, a rate of 0 or just
+    under 1, a series of one minute."""
+    assert _check.integer("n", 0) == 0
+    with pytest.raises(ValueError, match="n must be an integer >= 0, got -1"):
+        _check.integer("n", -1)
+    assert list(_check.rates("rate", [0.0, 0.5])) == [0.0, 0.5]
+    assert list(_check.rates("rate", [7.0])) == [7.0]
+    with pytest.raises(ValueError, match=r"got shape \(0,\)"):
+        _check.rates("rate", [])
+    with pytest.raises(ValueError, match=r"got shape \(1, 1\)"):
+        _check.rates("rate", [[1.0]])
+
+
+def test_a_bad_series_names_its_first_bad_minute():
+    with pytest.raises(ValueError, match="element 1 is -1.0"):
+        _check.rates("rate", [1.0, -1.0, -2.0, 3.0])
+
+
 @pytest.mark.parametrize(
     "call, message",
     [
@@ -74,3 +107,49 @@ def test_an_array_at_a_remembered_address_is_not_taken_for_the_one_that_was_ther
             break
     with pytest.raises(ValueError, match="element 0 is -1.0"):
         _check.rates("rate", bad)
+
+
+@pytest.mark.parametrize(
+    "check, value, taken",
+    [
+        (lambda v: _check.positive("x", v), 0.5, True),
+        (lambda v: _check.positive("x", v), 0.0, False),
+        (lambda v: _check.positive("x", v), -0.5, False),
+        (lambda v: _check.non_negative("x", v), 0.0, True),
+        (lambda v: _check.non_negative("x", v), 0.5, True),
+        (lambda v: _check.non_negative("x", v), -0.5, False),
+        # the default (0, 1]: a utilization or a target
+        (lambda v: _check.fraction("x", v), 1.0, True),
+        (lambda v: _check.fraction("x", v), 0.5, True),
+        (lambda v: _check.fraction("x", v), 0.0, False),
+        (lambda v: _check.fraction("x", v), -0.5, False),
+        (lambda v: _check.fraction("x", v), 1.0 + 1e-12, False),
+        # [0, 1): a budget
+        (lambda v: _check.fraction("x", v, low_open=False, high_open=True), 0.0, True),
+        (lambda v: _check.fraction("x", v, low_open=False, high_open=True), 0.999, True),
+        (lambda v: _check.fraction("x", v, low_open=False, high_open=True), 1.0, False),
+        (lambda v: _check.fraction("x", v, low_open=False, high_open=True), -0.5, False),
+        (lambda v: _check.integer("x", v, minimum=3), 3, True),
+        (lambda v: _check.integer("x", v, minimum=3), 2, False),
+        (lambda v: _check.integer("x", v), 0, True),
+        (lambda v: _check.integer("x", v), -1, False),
+        (lambda v: _check.integer("x", v), True, False),
+        (lambda v: _check.positive("x", v), True, False),
+        (lambda v: _check.positive("x", v), "1", False),
+    ],
+)
+def test_each_range_at_its_edges(check, value, taken):
+    if taken:
+        assert check(value) == value
+    else:
+        with pytest.raises(ValueError, match="^x must "):
+            check(value)
+
+
+def test_a_ranges_options_are_named_at_the_call():
+    """``minimum``, ``low_open`` and ``high_open`` are keyword-only: ``integer("n", v, 1)``
+    or ``fraction("q", v, False)`` would read as a value, not as the range it sets."""
+    with pytest.raises(TypeError):
+        _check.integer("n", 3, 3)
+    with pytest.raises(TypeError):
+        _check.fraction("q", 0.5, False, True)
