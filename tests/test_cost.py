@@ -1,3 +1,5 @@
+import math
+
 import numpy as np
 import pytest
 import sympy as sp
@@ -143,9 +145,7 @@ def test_spot_factor_with_one_array_and_one_number():
 def test_a_priced_policy_cannot_be_changed():
     import dataclasses
 
-    (priced,) = cost.price_day(
-        policy_table()[:1], price_per_replica_hour=2.0, tokens_per_request=320.0
-    )
+    (priced,) = cost.price_day(policy_table()[:1], cost.Pricing(2.0, 320.0))
     with pytest.raises(dataclasses.FrozenInstanceError):
         priced.cost = 0.0
 
@@ -166,3 +166,26 @@ def test_the_spot_map_refuses_each_kind_of_bad_entry():
     for bad in (np.array([0.2, -0.1]), np.array([np.nan, 0.2]), np.array([0.2, np.inf])):
         with pytest.raises(ValueError, match="discount must lie in \\[0, 1\\) everywhere"):
             cost.spot_cost_factor(bad, good)
+
+
+@pytest.mark.parametrize(
+    "price, tokens, message",
+    [
+        (0.0, 320.0, "price_per_replica_hour must be > 0"),
+        (math.nan, 320.0, "price_per_replica_hour must be finite"),
+        (2.0, 0.0, "tokens_per_request must be > 0"),
+        (2.0, -320.0, "tokens_per_request must be > 0"),
+    ],
+)
+def test_a_bad_pricing_is_refused_by_its_name(price, tokens, message):
+    with pytest.raises(ValueError, match=message):
+        cost.Pricing(price, tokens)
+
+
+def test_a_run_is_priced_by_hand_and_only_through_a_pricing():
+    """10 replica-hours at 3 € over 1,000 requests of 500 tokens: 30 € for 500,000 tokens,
+    60 € a million; two loose numbers in place of the ``Pricing`` are refused by name."""
+    assert cost.price_run(10.0, 1_000, cost.Pricing(3.0, 500.0)) == (30.0, 500_000.0, 60.0)
+    with pytest.raises(TypeError, match=r"pricing must be a Pricing\(price_per_replica_hour"):
+        cost.price_run(10.0, 1_000, 3.0)
+    assert cost.BOOK_PRICING == cost.Pricing(2.0, 320.0)  # the facts' 2 € and 320 tokens

@@ -13,6 +13,7 @@ import yaml
 from replicaplan.autoscalers import manifest
 from replicaplan.core.sizing import ReplicaRate
 from replicaplan.core.startup import Startup
+from replicaplan.economics.cost import Pricing
 from replicaplan.planner import plan
 from replicaplan.scenarios.synthetic import noisy_days
 from replicaplan.serving.fluid import replicas_needed
@@ -187,10 +188,12 @@ def test_the_keda_object_read_back_reproduces_its_replay_and_holds_its_minimums(
 
 def test_the_planner_has_no_running_example_default():
     """A reader's traffic is never priced with the book's 2 € and 320-token answers."""
-    with pytest.raises(TypeError, match="tokens_per_request"):
-        plan.replay(np.full(60, 1.0), ReplicaRate(8.0, 0.8), price_per_replica_hour=2.0)
-    with pytest.raises(TypeError, match="price_per_replica_hour"):
-        plan.replay(np.full(60, 1.0), ReplicaRate(8.0, 0.8), tokens_per_request=200.0)
+    with pytest.raises(TypeError, match="pricing"):
+        plan.replay(np.full(60, 1.0), ReplicaRate(8.0, 0.8))
+    with pytest.raises(
+        TypeError, match="missing 1 required positional argument: 'tokens_per_request'"
+    ):
+        Pricing(2.0)
 
 
 def test_a_replica_of_two_gpus_pays_both_and_its_bill_splits_by_phase(sample):

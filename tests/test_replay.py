@@ -9,9 +9,10 @@ from test_forecast import three_days
 from replicaplan.core.promises import Promises
 from replicaplan.core.sizing import ReplicaRate
 from replicaplan.core.startup import Startup
+from replicaplan.economics.cost import Pricing
 from replicaplan.planner import plan
 
-PRICE = {"price_per_replica_hour": 2.0, "tokens_per_request": 200.0}
+PRICE = {"pricing": Pricing(2.0, 200.0)}
 
 
 def test_replay_of_a_step_by_hand():
@@ -21,8 +22,7 @@ def test_replay_of_a_step_by_hand():
         rate,
         ReplicaRate(8.0, 0.8),
         startup=Startup(8),
-        price_per_replica_hour=2.0,
-        tokens_per_request=211.5,
+        pricing=Pricing(2.0, 211.5),
     )
     assert always.result.paid_hours == pytest.approx(2 * 2.0)  # ⌈10/6.4⌉ = 2 replicas, 2 h
     assert always.result.uncovered_minutes == 0

@@ -84,10 +84,12 @@ def test_a_sizing_is_frozen_so_a_checked_one_stays_checked():
         SIZING.target_utilization = 2.0  # type: ignore[misc]
 
 
-def test_a_plan_checks_its_sizing_once_where_it_is_made(checks_made):
-    """The operating point, the replays' recommendation and the manifests' bounds trust the
-    sizing they are given: a whole plan checks ρ* and the short budget once each, in
-    ``Sizing``, and not again in ``operating_point`` or ``recommend``."""
+def test_a_plan_checks_each_input_once_where_it_is_made(checks_made):
+    """The operating point, the replays, the reserves, the schedule, the recommendation and
+    the manifests' bounds trust the objects they are given: a whole plan checks ρ* and the short
+    budget once each, in ``Sizing``; μ* once, in ``Sizing.at``; the day once; the price of a
+    replica-hour and the tokens of an answer once, in ``Pricing`` (they were checked again for
+    every policy priced)."""
     from replicaplan.planner import plan
     from replicaplan.traffic import logs
 
@@ -106,6 +108,8 @@ def test_a_plan_checks_its_sizing_once_where_it_is_made(checks_made):
     # the day once where it enters; the HPA's replay runs on a per-second series made from it
     assert checks_made["rates"] == ["traffic", "rate"]
     assert got.replica_rate == ReplicaRate(got.point.mu_star, 0.8)
+    assert checks_made["positive"].count("price_per_replica_hour") == 1
+    assert checks_made["positive"].count("tokens_per_request") == 1
 
 
 @pytest.mark.parametrize(

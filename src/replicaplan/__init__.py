@@ -94,6 +94,7 @@ _EXPORTS = {
     # economics
     "cost_per_token": "economics.cost",
     "price_day": "economics.cost",
+    "Pricing": "economics.cost",
     "phase_prices": "economics.cost",
     "spot_cost_factor": "economics.cost",
     "simulate_spot_day": "economics.spot",

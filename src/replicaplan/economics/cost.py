@@ -158,47 +158,60 @@ class PricedPolicy:
         return self.cost / self.tokens * 1e6
 
 
+@dataclass(frozen=True)
+class Pricing:
+    """What every run of a fleet is priced at, checked when made: the price of a replica-hour
+    (> 0) and the output tokens a served request carries (> 0: the running example's 320, or
+    a log's own mean answer, ``OperatingPoint.mean_output``)."""
+
+    price_per_replica_hour: float
+    tokens_per_request: float
+
+    def __post_init__(self) -> None:
+        for name in ("price_per_replica_hour", "tokens_per_request"):
+            object.__setattr__(self, name, _check.positive(name, getattr(self, name)))
+
+
+BOOK_PRICING = Pricing(EXAMPLE.price_per_replica_hour, EXAMPLE.answer_tokens)
+"""The running example's: 2 € a replica-hour, 320-token answers."""
+
+
 def price_run(
-    paid_hours: float,
-    served_requests: float,
-    tokens_per_request: float,
-    price_per_replica_hour: float,
+    paid_hours: float, served_requests: float, pricing: Pricing
 ) -> tuple[float, float, float]:
     """(cost, tokens served, cost per million tokens) of any run of a fleet: the one price.
 
     The hours paid (starting replicas included) times the hourly price, over the tokens the
-    requests actually served carry. The simulated day, the planner's replays, its HPA and KEDA
-    replays and its report all price through here.
+    requests actually served carry, both of ``pricing`` (checked when it was made). The
+    simulated day, the planner's replays, its HPA and KEDA replays and its report all price
+    through here.
 
-    >>> cost, tokens, per_million = price_run(94.4, 1_000_000, 320.0, 2.0)
+    >>> cost, tokens, per_million = price_run(94.4, 1_000_000, Pricing(2.0, 320.0))
     >>> cost, tokens, round(per_million, 6)
     (188.8, 320000000.0, 0.59)
     """
+    if not isinstance(pricing, Pricing):
+        raise TypeError(
+            "pricing must be a Pricing(price_per_replica_hour, tokens_per_request), "
+            f"got {pricing!r}"
+        )
     paid_hours = _check.non_negative("paid_hours", paid_hours)
     served_requests = _check.positive("served_requests", served_requests)
-    tokens_per_request = _check.positive("tokens_per_request", tokens_per_request)
-    price_per_replica_hour = _check.positive("price_per_replica_hour", price_per_replica_hour)
-    cost = paid_hours * price_per_replica_hour
-    tokens = served_requests * tokens_per_request
+    cost = paid_hours * pricing.price_per_replica_hour
+    tokens = served_requests * pricing.tokens_per_request
     return cost, tokens, cost / tokens * 1e6
 
 
-def price_day(
-    rows: list[tuple[DayPolicy, DayResult]],
-    *,
-    price_per_replica_hour: float,
-    tokens_per_request: float,
-) -> list[PricedPolicy]:
-    """Price each policy of a day (``day.run_policies``) through ``price_run``.
+def price_day(rows: list[tuple[DayPolicy, DayResult]], pricing: Pricing) -> list[PricedPolicy]:
+    """Price each policy of a day (``day.run_policies``) through ``price_run`` at ``pricing``.
 
     Requests served in a minute are min(λ, ready capacity) · 60; each carries
-    ``tokens_per_request`` output tokens (the running example's 320, or a log's own mean).
+    ``pricing.tokens_per_request`` output tokens (the running example's 320, or a log's own
+    mean).
     """
     priced = []
     for policy, r in rows:
-        cost, tokens, _ = price_run(
-            r.paid_hours, r.served_requests, tokens_per_request, price_per_replica_hour
-        )
+        cost, tokens, _ = price_run(r.paid_hours, r.served_requests, pricing)
         priced.append(
             PricedPolicy(policy.name, r.paid_hours, cost, tokens, r.utilization, r.paid_utilization)
         )
@@ -207,11 +220,7 @@ def price_day(
 
 def price_book_day(rows: list[tuple[DayPolicy, DayResult]]) -> list[PricedPolicy]:
     """The book's simulated day priced as the running example: 2 € an hour, 320-token answers."""
-    return price_day(
-        rows,
-        price_per_replica_hour=EXAMPLE.price_per_replica_hour,
-        tokens_per_request=EXAMPLE.answer_tokens,
-    )
+    return price_day(rows, BOOK_PRICING)
 
 
 def phase_prices(

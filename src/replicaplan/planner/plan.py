@@ -29,7 +29,7 @@ from replicaplan.core import _check, calendar
 from replicaplan.core.promises import PROMISES, Promises
 from replicaplan.core.sizing import SIZING, ReplicaRate, Sizing, default_short_budget
 from replicaplan.core.startup import STARTUP, Startup
-from replicaplan.economics.cost import price_run
+from replicaplan.economics.cost import Pricing, price_run
 from replicaplan.planner.behavior import behavior, scale_down_window_min
 from replicaplan.planner.calibration import hpa_replay, keda_replay, measured_replica
 from replicaplan.planner.operating import (
@@ -122,8 +122,9 @@ class Plan:
     """True when the log spans a summer-time change of ``timezone``: hours after it were
     learned an hour off."""
     startup: Startup
-    price_per_replica_hour: float
-    """Price of a replica-hour: its GPUs × the price of a GPU-hour."""
+    pricing: Pricing
+    """A replica-hour's price (its GPUs × the price of a GPU-hour) and the log's mean answer:
+    what every replay of the plan is priced at."""
     price_per_gpu_hour: float
     gpus: int
     currency: str
@@ -158,14 +159,14 @@ class Plan:
     """Where the replica's numbers come from (``ReplicaModel.source``): the report says it, and
     how far such a replica is to be trusted."""
 
+    @property
+    def price_per_replica_hour(self) -> float:
+        """Price of a replica-hour: its GPUs × the price of a GPU-hour."""
+        return self.pricing.price_per_replica_hour
+
     def cost_per_million(self, run: FleetRun) -> float:
         """A replay's price per million output tokens (``cost.price_run``)."""
-        return price_run(
-            run.paid_hours,
-            float(run.served.sum()),
-            self.point.mean_output,
-            self.price_per_replica_hour,
-        )[2]
+        return price_run(run.paid_hours, float(run.served.sum()), self.pricing)[2]
 
     @property
     def phase_prices(self) -> tuple[float, float]:
@@ -289,14 +290,8 @@ def plan(
         precision=precision,
     )
     per = sizing.at(point.mu_star)  # μ* measured, ρ* the sizing's: one ReplicaRate for the plan
-    rows = replay(
-        rate,
-        per,
-        startup=startup,
-        price_per_replica_hour=price_per_replica_hour,
-        tokens_per_request=point.mean_output,
-        start_s=start_s,
-    )
+    pricing = Pricing(price_per_replica_hour, point.mean_output)  # checked once, for every run
+    rows = replay(rate, per, startup=startup, pricing=pricing, start_s=start_s)
     short_budget = sizing.budget(promises)
     best, why = recommend(rows, sizing, promises)
     enough = days_covered(rate, start_s) >= SCHEDULE_MIN_DAYS
@@ -392,7 +387,7 @@ def plan(
         timezone=timezone,
         offset_changes=calendar.offset_changes(utc_start_s, utc_start_s + 60 * rate.size, timezone),
         startup=startup,
-        price_per_replica_hour=price_per_replica_hour,
+        pricing=pricing,
         price_per_gpu_hour=price_per_gpu_hour,
         gpus=model.gpus,
         currency=model.currency,
@@ -427,8 +422,7 @@ def with_sensitivity(p: Plan) -> Plan:
             p.rate,
             p.replica_rate,
             np.unique(np.r_[SENSITIVITY_STARTUPS, p.startup.minutes]),
-            price_per_replica_hour=p.price_per_replica_hour,
-            tokens_per_request=p.point.mean_output,
+            pricing=p.pricing,
             start_s=p.start_s,
         ),
     )

@@ -15,7 +15,7 @@ from replicaplan.core import _check
 from replicaplan.core.promises import PROMISES, Promises
 from replicaplan.core.sizing import SIZING, ReplicaRate, Sizing
 from replicaplan.core.startup import STARTUP, Startup
-from replicaplan.economics.cost import PricedPolicy, price_day
+from replicaplan.economics.cost import PricedPolicy, Pricing, price_day
 from replicaplan.planner.reserve import spares_for
 from replicaplan.planner.schedule import SCHEDULE_MIN_DAYS
 from replicaplan.serving.fluid import replicas_needed
@@ -44,8 +44,7 @@ def replay(
     replica_rate: ReplicaRate,
     *,
     startup: Startup = STARTUP,
-    price_per_replica_hour: float,
-    tokens_per_request: float,
+    pricing: Pricing,
     start_s: float = 0.0,
 ) -> list[ReplayRow]:
     """The log's per-minute traffic under the book's policies, each priced per token.
@@ -57,10 +56,9 @@ def replay(
     * with a schedule, for logs of two days or more: chase, and start T_start
       early the replicas ``learned_forecast`` promises from the days before.
 
-    Each is priced by ``cost.price_run`` at ``price_per_replica_hour`` and
-    ``tokens_per_request`` (the log's own mean answer, ``OperatingPoint.mean_output``): the
-    planner has no default for either, so a reader's traffic is never priced with the running
-    example's numbers.
+    Each is priced by ``cost.price_run`` at ``pricing`` (a replica-hour's price and the log's
+    own mean answer, ``OperatingPoint.mean_output``): the planner has no default for it, so a
+    reader's traffic is never priced with the running example's numbers.
     """
     rate = _check.rates("rate", rate)
     peak_fleet = replicas_needed(float(rate.max()), replica_rate)
@@ -75,9 +73,7 @@ def replay(
         ahead=("forecast",) if forecast is not None else (),
     )
     rows = run_policies(rate, policies, replica_rate, forecast)
-    priced = price_day(
-        rows, price_per_replica_hour=price_per_replica_hour, tokens_per_request=tokens_per_request
-    )
+    priced = price_day(rows, pricing)
     return [ReplayRow(p, r, c) for (p, r), c in zip(rows, priced, strict=True)]
 
 

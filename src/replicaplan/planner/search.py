@@ -29,6 +29,7 @@ from replicaplan.core import _check, parallel
 from replicaplan.core.promises import PROMISES, Promises
 from replicaplan.core.sizing import SIZING, Sizing
 from replicaplan.core.startup import STARTUP, Startup
+from replicaplan.economics.cost import Pricing
 from replicaplan.planner.grid import (
     SEARCH_BATCHES,
     SEARCH_CHUNKED,
@@ -242,8 +243,7 @@ def evaluate(
         rate,
         settings.sizing.at(point.mu_star),
         startup=settings.startup,
-        price_per_replica_hour=per_hour,
-        tokens_per_request=point.mean_output,
+        pricing=Pricing(per_hour, point.mean_output),
     )
     best, _ = recommend(rows, settings.sizing, settings.promises)
     priced = best.priced
