@@ -189,3 +189,10 @@ def test_a_run_is_priced_by_hand_and_only_through_a_pricing():
     with pytest.raises(TypeError, match=r"pricing must be a Pricing\(price_per_replica_hour"):
         cost.price_run(10.0, 1_000, 3.0)
     assert cost.BOOK_PRICING == cost.Pricing(2.0, 320.0)  # the facts' 2 € and 320 tokens
+
+
+def test_a_pricing_is_frozen_so_a_checked_one_stays_checked():
+    import dataclasses
+
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        cost.BOOK_PRICING.price_per_replica_hour = -1.0  # type: ignore[misc]

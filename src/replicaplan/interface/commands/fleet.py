@@ -279,6 +279,10 @@ def replica(args: argparse.Namespace):
     changes = {"chunked_prefill": args.prefill == "chunked"}
     if args.token_budget is not None:
         changes["token_budget"] = args.token_budget
+    # a replica is checked when it is made: one the options do not change is not made again
+    changes = {k: v for k, v in changes.items() if getattr(model, k) != v}
+    if not changes:
+        return model
     try:
         return replace(model, **changes)
     except ValueError as err:
