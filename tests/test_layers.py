@@ -6,6 +6,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 LINT = Path(sys.executable).with_name("lint-imports")
 
@@ -136,3 +138,23 @@ def test_the_readmes_table_of_top_level_names_is_the_packages():
     assert listed == set(replicaplan._EXPORTS)
     for name in listed:
         assert getattr(replicaplan, name) is not None
+
+
+@pytest.mark.slow
+def test_the_readmes_python_runs_as_written(monkeypatch):
+    """The README's Python block, run as a reader pastes it (from the repository's root): the
+    simulated day it prints is the source's row for the 8-minute chase (94.4 replica-hours, 8
+    minutes short, 20 queued), and both plans come back, the strict one at its own ρ*."""
+    import re
+
+    blocks = re.findall(r"```python\n(.*?)```", (ROOT / "README.md").read_text(), re.S)
+    assert blocks, "the README has no Python block"
+    monkeypatch.chdir(ROOT)
+    monkeypatch.setenv("REPLICAPLAN_JOBS", "1")
+    names: dict = {}
+    for block in blocks:
+        exec(compile(block, "README.md", "exec"), names)
+    r = names["r"]
+    assert (f"{r.paid_hours:.1f}", r.uncovered_minutes, r.queued_minutes) == ("94.4", 8, 20)
+    assert names["p"].recommended.policy.name and names["strict"].point.target_utilization == 0.7
+    assert names["strict"].min_replicas == 2
