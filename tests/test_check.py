@@ -153,3 +153,17 @@ def test_a_ranges_options_are_named_at_the_call():
         _check.integer("n", 3, 3)
     with pytest.raises(TypeError):
         _check.fraction("q", 0.5, False, True)
+
+
+def test_an_instance_check_names_the_fields_to_make_one_of():
+    import dataclasses
+
+    @dataclasses.dataclass
+    class Pair:
+        left: float
+        right: float
+
+    pair = Pair(1.0, 2.0)
+    assert _check.instance("pair", pair, Pair) is pair
+    with pytest.raises(TypeError, match=r"^pair must be a Pair\(left, right\), got 1.0$"):
+        _check.instance("pair", 1.0, Pair)

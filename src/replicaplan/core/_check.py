@@ -6,6 +6,7 @@ caller never gets a wrong number from bad input.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import numbers
 import weakref
@@ -50,6 +51,16 @@ def integer(name: str, value, *, minimum: int = 0) -> int:
     if value < minimum:
         raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
     return int(value)
+
+
+def instance(name: str, value, kind: type):
+    """Return ``value`` after checking it is a ``kind``: a checked parameter object
+    (``ReplicaRate``, ``Pricing``) where loose numbers were once given; the TypeError names the
+    fields to make one of."""
+    if not isinstance(value, kind):
+        made_of = ", ".join(f.name for f in dataclasses.fields(kind))
+        raise TypeError(f"{name} must be a {kind.__name__}({made_of}), got {value!r}")
+    return value
 
 
 def rates(name: str, values) -> np.ndarray:

@@ -118,16 +118,6 @@ class ReplicaRate:
         return self.target_utilization * self.mu_star_rps
 
 
-def replica_rate_of(value) -> ReplicaRate:
-    """``value`` when it is a ``ReplicaRate`` (checked when made); else a TypeError that says
-    what to give, for the callers of the functions that took μ* and ρ* as two numbers."""
-    if not isinstance(value, ReplicaRate):
-        raise TypeError(
-            f"replica_rate must be a ReplicaRate(mu_star_rps, target_utilization), got {value!r}"
-        )
-    return value
-
-
 def _replica_rate(mu_star_rps: float, target_utilization: float) -> ReplicaRate:
     """A ``ReplicaRate`` of two values already checked (``Sizing.at``)."""
     made = object.__new__(ReplicaRate)

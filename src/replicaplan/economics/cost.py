@@ -190,11 +190,7 @@ def price_run(
     >>> cost, tokens, round(per_million, 6)
     (188.8, 320000000.0, 0.59)
     """
-    if not isinstance(pricing, Pricing):
-        raise TypeError(
-            "pricing must be a Pricing(price_per_replica_hour, tokens_per_request), "
-            f"got {pricing!r}"
-        )
+    pricing = _check.instance("pricing", pricing, Pricing)
     paid_hours = _check.non_negative("paid_hours", paid_hours)
     served_requests = _check.positive("served_requests", served_requests)
     cost = paid_hours * pricing.price_per_replica_hour

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from replicaplan.core import _check, derived
-from replicaplan.core.sizing import ReplicaRate, replica_rate_of
+from replicaplan.core.sizing import ReplicaRate
 from replicaplan.core.startup import Startup
 
 if TYPE_CHECKING:
@@ -95,7 +95,7 @@ def ramp_reserve(ramp_rps_per_s: float, startup: Startup, replica_rate: ReplicaR
     """⌈λ'_max T_start / (ρ* μ*)⌉: spare replicas for a ramp of ``ramp_rps_per_s`` (req/s per
     s) over a start-up of ``startup``, at ``replica_rate``'s ρ*μ*."""
     ramp_rps_per_s = _check.non_negative("ramp_rps_per_s", ramp_rps_per_s)
-    rr = replica_rate_of(replica_rate)
+    rr = _check.instance("replica_rate", replica_rate, ReplicaRate)
     return int(
         derived.ramp_reserve(ramp_rps_per_s, startup.seconds, rr.target_utilization, rr.mu_star_rps)
     )
@@ -105,7 +105,7 @@ def step_reserve(step_rps: float, replica_rate: ReplicaRate) -> int:
     """⌈Δλ / (ρ* μ*)⌉: spare replicas for a sudden step of ``step_rps`` req/s at
     ``replica_rate``'s ρ*μ*."""
     step_rps = _check.non_negative("step_rps", step_rps)
-    rr = replica_rate_of(replica_rate)
+    rr = _check.instance("replica_rate", replica_rate, ReplicaRate)
     return int(derived.step_reserve(step_rps, rr.target_utilization, rr.mu_star_rps))
 
 

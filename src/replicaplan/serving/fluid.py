@@ -25,7 +25,7 @@ import numpy as np
 
 from replicaplan.core import _check, portable
 from replicaplan.core.example import EXAMPLE
-from replicaplan.core.sizing import ReplicaRate, replica_rate_of
+from replicaplan.core.sizing import ReplicaRate
 from replicaplan.serving.replica import ReplicaModel
 
 
@@ -41,7 +41,7 @@ def replicas_needed(rate, replica_rate: ReplicaRate, reserve: int = 0):
     ...     42, ReplicaRate(8.0, 0.8))
     (8, 10, 7)
     """
-    per = replica_rate_of(replica_rate).rps
+    per = _check.instance("replica_rate", replica_rate, ReplicaRate).rps
     reserve = _check.integer("reserve", reserve, minimum=0)
     if np.ndim(rate):
         return _check.ceil_count(_check.rates("rate", rate) / per) + reserve

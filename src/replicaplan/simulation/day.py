@@ -28,7 +28,7 @@ import numpy as np
 
 from replicaplan.autoscalers.controllers import ExactTraffic, Fixed, Metrics
 from replicaplan.core import _check
-from replicaplan.core.sizing import REPLICA_RATE, ReplicaRate, replica_rate_of
+from replicaplan.core.sizing import REPLICA_RATE, ReplicaRate
 from replicaplan.core.startup import STARTUP, Startup
 from replicaplan.simulation.fleet import Fleet
 
@@ -152,7 +152,7 @@ def simulate_day(
     policy = DayPolicy("", startup, reserve=reserve, fixed=fixed, calendar=calendar)
     return _simulate(
         _check.rates("rate", rate),
-        replica_rate_of(replica_rate),
+        _check.instance("replica_rate", replica_rate, ReplicaRate),
         policy,
         _check.integer("scale_down_window_min", scale_down_window_min, minimum=1),
         forecast,
@@ -303,7 +303,7 @@ def run_policies(
     when it was made.
     """
     rate = _check.rates("rate", rate)
-    replica_rate = replica_rate_of(replica_rate)
+    replica_rate = _check.instance("replica_rate", replica_rate, ReplicaRate)
     window = SCALE_DOWN_WINDOW_MIN
     return [
         (p, _simulate(rate, replica_rate, p, window, forecast if p.forecast else None))
